@@ -1,0 +1,93 @@
+import type { Profile } from '../model/profile';
+
+/** How a device event (or runtime call) was tied to the CPU op that launched it. */
+export const enum LinkProvenance {
+  None = 0,
+  /** args["External id"] of the device event or its runtime call matched an op's External id. */
+  ExternalId = 1,
+  /** The innermost op on the runtime call's thread whose interval contains the call. */
+  Enclosure = 2,
+}
+
+export const PROVENANCE_NAMES = ['none', 'external_id', 'enclosure'] as const;
+
+export interface FlowStats {
+  /** Ids (per category) with both an s and an f half. */
+  paired: number;
+  startOnly: number;
+  finishOnly: number;
+  /** For each paired id: the slice the s half binds to and the slice the f half binds to (-1 when unbound). */
+  pairs: { cat: number; id: number; from: number; to: number }[];
+  /** Per category name: paired / start-only / finish-only ids. */
+  byCategory: Record<string, { paired: number; startOnly: number; finishOnly: number }>;
+}
+
+export interface OpStat {
+  name: string;
+  calls: number;
+  cpuSelfNs: number;
+  cpuTotalNs: number;
+  deviceSelfNs: number;
+  deviceTotalNs: number;
+}
+
+export interface KernelStat {
+  name: string;
+  /** kernel, memcpy or memset */
+  kind: string;
+  count: number;
+  totalNs: number;
+  /** The op name that launched most of this kernel's time, '' when none is linked. */
+  topOp: string;
+}
+
+export interface LineStat {
+  file: string;
+  line: number;
+  function: string;
+  /** true when the line is the exact call site (capture agent's sites.json); false: the function's def line. */
+  exact: boolean;
+  cpuNs: number;
+  deviceNs: number;
+  /** Top-level ops attributed to the line. */
+  ops: number;
+  /** Op names under this line with their device and CPU time, largest device time first. */
+  topOps: { name: string; cpuNs: number; deviceNs: number; calls: number }[];
+  /** Kernel names launched from this line with their time, largest first. */
+  topKernels: { name: string; count: number; totalNs: number }[];
+}
+
+export interface Analysis {
+  readonly profile: Profile;
+  /** Per slice: the runtime/driver call that launched this device slice (by correlation id), or -1. */
+  readonly runtimeOf: Int32Array;
+  /** Per slice: for device slices and runtime calls, the CPU op that launched them, or -1. */
+  readonly opOf: Int32Array;
+  /** Per slice: LinkProvenance of opOf. */
+  readonly provenance: Uint8Array;
+  /** Per slice: for op slices, the enclosing op on the same thread (python_function frames skipped), or -1. */
+  readonly opParent: Int32Array;
+  /** Per slice: for op slices, CPU self time (total minus direct child ops) in ns. */
+  readonly cpuSelfNs: Float64Array;
+  /** Per slice: for op slices, device time of device events it launched directly / including child ops. */
+  readonly deviceSelfNs: Float64Array;
+  readonly deviceTotalNs: Float64Array;
+  /** Per slice: for op slices, the user's source line index into `lines`, or -1. */
+  readonly lineOf: Int32Array;
+  /** Whether the trace's External ids were trusted for linking, and why (decided from the data). */
+  readonly externalIdTrusted: boolean;
+  readonly trustReason: string;
+  readonly flows: FlowStats;
+  readonly deviceEvents: {
+    total: number;
+    linkedToRuntime: number;
+    linkedToOp: number;
+    byProvenance: { external_id: number; enclosure: number; none: number };
+  };
+  /** Sorted by deviceSelfNs, then cpuSelfNs, descending. */
+  readonly ops: OpStat[];
+  /** Sorted by totalNs descending. */
+  readonly kernels: KernelStat[];
+  /** Sorted by deviceNs, then cpuNs, descending. */
+  readonly lines: LineStat[];
+}

@@ -1,0 +1,274 @@
+import { StringTable } from './strings';
+
+/**
+ * What a slice is, independent of the category names each era and vendor uses
+ * (cpu_op / Operator, cuda_runtime / Runtime / privateuse1_runtime, kernel / Kernel, ...).
+ */
+export const enum SliceKind {
+  CpuOp = 0,
+  PythonFunction = 1,
+  UserAnnotation = 2,
+  Runtime = 3,
+  Driver = 4,
+  Kernel = 5,
+  Memcpy = 6,
+  Memset = 7,
+  GpuAnnotation = 8,
+  Sync = 9,
+  Instant = 10,
+  Other = 11,
+}
+
+export const SLICE_KIND_COUNT = 12;
+
+/** Names used in summaries and the CLI's JSON (`counts`). */
+export const SLICE_KIND_NAMES: readonly string[] = [
+  'cpu_op',
+  'python_function',
+  'user_annotation',
+  'runtime',
+  'driver',
+  'kernel',
+  'memcpy',
+  'memset',
+  'gpu_annotation',
+  'sync',
+  'instant',
+  'other',
+];
+
+export function isDeviceKind(kind: number): boolean {
+  return kind === SliceKind.Kernel || kind === SliceKind.Memcpy || kind === SliceKind.Memset;
+}
+
+export function isLaunchKind(kind: number): boolean {
+  return kind === SliceKind.Runtime || kind === SliceKind.Driver;
+}
+
+/** Ops that own device time: the External id numbering covers cpu_op and user_annotation alike. */
+export function isOpKind(kind: number): boolean {
+  return kind === SliceKind.CpuOp || kind === SliceKind.UserAnnotation;
+}
+
+export type TrackKind = 'cpu' | 'device' | 'other';
+
+export interface Track {
+  readonly id: number;
+  /** The trace's pid and tid, as written (numbers are kept as their decimal text). */
+  readonly pid: string;
+  readonly tid: string;
+  kind: TrackKind;
+  name: string;
+  processName: string;
+  processSortIndex: number;
+  threadSortIndex: number;
+  /** Number of slices on the track, and the deepest nesting level (set by finishProfile). */
+  sliceCount: number;
+  maxDepth: number;
+}
+
+/** Growable typed columns; capacity doubles, so appends are amortised O(1). */
+function grow<T extends Float64Array | Uint32Array | Int32Array | Uint16Array | Uint8Array>(
+  array: T,
+  capacity: number,
+): T {
+  const Ctor = array.constructor as new (n: number) => T;
+  const next = new Ctor(capacity);
+  next.set(array);
+  return next;
+}
+
+/**
+ * Slices in columnar typed arrays. Times are nanoseconds relative to Profile.originNs (epoch nanoseconds exceed
+ * 2^53, relative ones do not for 104 days). Correlation and External ids use NaN for "absent", so a torch
+ * External id of 0 stays distinct from "no External id".
+ */
+export class SliceTable {
+  length = 0;
+  kind = new Uint8Array(1024);
+  track = new Uint32Array(1024);
+  depth = new Uint16Array(1024);
+  start = new Float64Array(1024);
+  dur = new Float64Array(1024);
+  name = new Uint32Array(1024);
+  cat = new Uint32Array(1024);
+  correlation = new Float64Array(1024);
+  externalId = new Float64Array(1024);
+  /** Enclosing slice on the same track (set by finishProfile), -1 at the top. */
+  parent = new Int32Array(1024);
+  /** Index into Profile.args, -1 when the event had no args. */
+  args = new Int32Array(1024);
+
+  get capacity(): number {
+    return this.kind.length;
+  }
+
+  reserve(capacity: number): void {
+    if (capacity <= this.capacity) return;
+    let next = this.capacity;
+    while (next < capacity) next *= 2;
+    this.kind = grow(this.kind, next);
+    this.track = grow(this.track, next);
+    this.depth = grow(this.depth, next);
+    this.start = grow(this.start, next);
+    this.dur = grow(this.dur, next);
+    this.name = grow(this.name, next);
+    this.cat = grow(this.cat, next);
+    this.correlation = grow(this.correlation, next);
+    this.externalId = grow(this.externalId, next);
+    this.parent = grow(this.parent, next);
+    this.args = grow(this.args, next);
+  }
+
+  push(
+    kind: SliceKind,
+    track: number,
+    start: number,
+    dur: number,
+    name: number,
+    cat: number,
+    correlation: number,
+    externalId: number,
+    args: number,
+  ): number {
+    const i = this.length;
+    if (i === this.capacity) this.reserve(i + 1);
+    this.kind[i] = kind;
+    this.track[i] = track;
+    this.start[i] = start;
+    this.dur[i] = dur;
+    this.name[i] = name;
+    this.cat[i] = cat;
+    this.correlation[i] = correlation;
+    this.externalId[i] = externalId;
+    this.parent[i] = -1;
+    this.args[i] = args;
+    this.length = i + 1;
+    return i;
+  }
+
+  end(i: number): number {
+    return this.start[i] + this.dur[i];
+  }
+
+  /** Bytes held by the columns (capacity, not length): for the memory budget. */
+  byteSize(): number {
+    return (
+      this.kind.byteLength +
+      this.track.byteLength +
+      this.depth.byteLength +
+      this.start.byteLength +
+      this.dur.byteLength +
+      this.name.byteLength +
+      this.cat.byteLength +
+      this.correlation.byteLength +
+      this.externalId.byteLength +
+      this.parent.byteLength +
+      this.args.byteLength
+    );
+  }
+}
+
+export const enum FlowPhase {
+  Start = 0,
+  Finish = 1,
+  Step = 2,
+}
+
+/** Flow halves (ph s / f / t) as written; pairing is by (category, id) in analysis. */
+export class FlowTable {
+  length = 0;
+  cat = new Uint32Array(256);
+  /** The flow id as an interned string: ids are numbers in Kineto but strings in some vendors' traces. */
+  id = new Uint32Array(256);
+  phase = new Uint8Array(256);
+  ts = new Float64Array(256);
+  track = new Uint32Array(256);
+  /** The slice the half binds to (set by finishProfile), -1 when none encloses it. */
+  slice = new Int32Array(256);
+
+  push(cat: number, id: number, phase: FlowPhase, ts: number, track: number): void {
+    const i = this.length;
+    if (i === this.cat.length) {
+      const next = i * 2;
+      this.cat = grow(this.cat, next);
+      this.id = grow(this.id, next);
+      this.phase = grow(this.phase, next);
+      this.ts = grow(this.ts, next);
+      this.track = grow(this.track, next);
+      this.slice = grow(this.slice, next);
+    }
+    this.cat[i] = cat;
+    this.id[i] = id;
+    this.phase[i] = phase;
+    this.ts[i] = ts;
+    this.track[i] = track;
+    this.slice[i] = -1;
+    this.length = i + 1;
+  }
+}
+
+/** One frame of a user's call site: an absolute (or trace-relative) file path, a 1-based line, the function. */
+export interface SourceFrame {
+  file: string;
+  line: number;
+  function: string;
+}
+
+/** A warning met while importing; the import still succeeded. */
+export interface ImportWarning {
+  message: string;
+  /** Byte offset in the (decompressed) input, where known. */
+  offset?: number;
+}
+
+export type TraceFormat = 'kineto-object' | 'kineto-array' | 'flagprof-capture';
+
+export class Profile {
+  readonly strings = new StringTable();
+  readonly slices = new SliceTable();
+  readonly flows = new FlowTable();
+  readonly tracks: Track[] = [];
+  /**
+   * Args of each event as the raw JSON text of its "args" object, parsed only when asked for (argsOf):
+   * most args are never looked at, and parsing them all would double import time.
+   */
+  readonly args: string[] = [];
+  /** Absolute time of t = 0, in Unix epoch nanoseconds. */
+  originNs = 0n;
+  format: TraceFormat = 'kineto-object';
+  /** Events read from the file, of every phase. */
+  eventCount = 0;
+  readonly warnings: ImportWarning[] = [];
+  /** Small top-level fields (schemaVersion, deviceProperties, distributedInfo, baseTimeNanoseconds, ...). */
+  readonly metadata: Record<string, unknown> = {};
+  /** Exact call-site chains by External id, innermost first (from the capture agent's sites.json). */
+  sites: Map<number, SourceFrame[]> | undefined;
+
+  constructor(readonly path: string) {}
+
+  nameOf(slice: number): string {
+    return this.strings.get(this.slices.name[slice]);
+  }
+
+  categoryOf(slice: number): string {
+    return this.strings.get(this.slices.cat[slice]);
+  }
+
+  argsOf(slice: number): Record<string, unknown> {
+    const i = this.slices.args[slice];
+    if (i < 0) return {};
+    try {
+      const parsed: unknown = JSON.parse(this.args[i]);
+      return parsed && typeof parsed === 'object' ? (parsed as Record<string, unknown>) : {};
+    } catch {
+      // Args with bare (non-JSON) values were already reported at import; show the text as it is.
+      return { raw: this.args[i] };
+    }
+  }
+
+  /** Absolute epoch nanoseconds of a relative time. */
+  absoluteNs(relativeNs: number): bigint {
+    return this.originNs + BigInt(Math.round(relativeNs));
+  }
+}

@@ -1,8 +1,104 @@
+import { statSync } from 'node:fs';
+import { parseArgs } from 'node:util';
+import { analyze } from '../analysis/analyze';
+import { buildSummary, type SummaryJson } from '../analysis/summary';
+import { ImportError, importTrace } from '../import/kineto';
+import type { Profile } from '../model/profile';
 import type { CliCommand } from './commands';
+import { UserError } from './errors';
+import { formatTable, formatUs } from './format';
+
+/** Loads a trace file, or a session folder written by the capture agent (trace plus exact call sites). */
+export async function loadProfileArgument(target: string): Promise<Profile> {
+  let isDirectory = false;
+  try {
+    isDirectory = statSync(target).isDirectory();
+  } catch {
+    throw new UserError(`${target}: no such file or folder`);
+  }
+  try {
+    if (isDirectory) {
+      const { loadSession } = await import('../capture/session');
+      return await loadSession(target);
+    }
+    return await importTrace(target);
+  } catch (error) {
+    if (error instanceof ImportError) throw new UserError(error.message);
+    throw error;
+  }
+}
 
 export const summaryCommand: CliCommand = {
-  synopsis: 'summary TRACE [--json]',
-  async run() {
-    return 2;
+  synopsis: 'summary TRACE|SESSION [--json] [--top N]   ops, kernels and source lines by device time',
+  async run(argv) {
+    let parsed;
+    try {
+      parsed = parseArgs({
+        args: argv,
+        allowPositionals: true,
+        options: { json: { type: 'boolean' }, top: { type: 'string' } },
+      });
+    } catch (error) {
+      throw new UserError((error as Error).message);
+    }
+    const [target, ...extra] = parsed.positionals;
+    if (!target || extra.length > 0) throw new UserError('usage: flagprof summary TRACE|SESSION [--json] [--top N]');
+    const top = parsed.values.top === undefined ? 15 : Number(parsed.values.top);
+    if (!Number.isInteger(top) || top <= 0) throw new UserError(`--top: expected a positive integer, got '${parsed.values.top}'`);
+    const profile = await loadProfileArgument(target);
+    const summary = buildSummary(analyze(profile));
+    for (const warning of summary.source.warnings) process.stderr.write(`flagprof: warning: ${target}: ${warning}\n`);
+    process.stdout.write(parsed.values.json ? `${JSON.stringify(summary, null, 1)}\n` : renderSummary(summary, top));
+    return 0;
   },
 };
+
+export function renderSummary(summary: SummaryJson, top: number): string {
+  const out: string[] = [];
+  const d = summary.device_events;
+  out.push(`${summary.source.path}  (${summary.source.format}, ${summary.source.events.toLocaleString('en-US')} events)`);
+  const counts = Object.entries(summary.counts)
+    .filter(([, n]) => n > 0)
+    .map(([k, n]) => `${k} ${n.toLocaleString('en-US')}`)
+    .join(' · ');
+  out.push(counts);
+  out.push(
+    `flows: ${summary.flows.paired} paired, ${summary.flows.start_only} start-only, ${summary.flows.finish_only} finish-only`,
+  );
+  out.push(
+    `device events: ${d.total}, linked to a runtime call ${d.linked_to_runtime}, to an op ${d.linked_to_op} ` +
+      `(External id ${d.by_provenance.external_id}, enclosure ${d.by_provenance.enclosure}, none ${d.by_provenance.none})`,
+  );
+  out.push('');
+  out.push(`Top ops by device self time (of ${summary.ops.length})`);
+  out.push(
+    formatTable(
+      ['op', 'calls', 'device self', 'device total', 'CPU self', 'CPU total'],
+      summary.ops
+        .slice(0, top)
+        .map((o) => [o.name, String(o.calls), formatUs(o.device_self_us), formatUs(o.device_total_us), formatUs(o.cpu_self_us), formatUs(o.cpu_total_us)]),
+    ),
+  );
+  if (summary.kernels.length > 0) {
+    out.push('');
+    out.push(`Top kernels by time (of ${summary.kernels.length})`);
+    out.push(
+      formatTable(
+        ['kernel', 'count', 'total', 'launched by'],
+        summary.kernels.slice(0, top).map((k) => [k.name, String(k.count), formatUs(k.total_us), k.top_op || '—']),
+      ),
+    );
+  }
+  if (summary.lines.length > 0) {
+    const exact = summary.lines.some((l) => l.exact);
+    out.push('');
+    out.push(`Top source lines (${exact ? 'exact call sites' : 'function level: def lines of the enclosing Python function'})`);
+    out.push(
+      formatTable(
+        ['line', 'function', 'device', 'CPU', 'ops'],
+        summary.lines.slice(0, top).map((l) => [`${l.file}:${l.line}`, l.function, formatUs(l.device_us), formatUs(l.cpu_us), String(l.ops)]),
+      ),
+    );
+  }
+  return `${out.join('\n')}\n`;
+}

@@ -67,6 +67,81 @@ export interface Track {
   maxDepth: number;
 }
 
+/** Raw args texts in one growing byte buffer: no JS object or string per event until someone looks. */
+export class ArgsArena {
+  private bytes = new Uint8Array(1 << 16);
+  private used = 0;
+  private offsets = new Float64Array(1024);
+  private count = 0;
+
+  get length(): number {
+    return this.count;
+  }
+
+  /** Appends bytes [start, end) of source; returns the args index. */
+  append(source: Uint8Array, start: number, end: number): number {
+    const n = end - start;
+    if (this.used + n > this.bytes.length) {
+      let cap = this.bytes.length * 2;
+      while (cap < this.used + n) cap *= 2;
+      const next = new Uint8Array(cap);
+      next.set(this.bytes.subarray(0, this.used));
+      this.bytes = next;
+    }
+    this.bytes.set(source.subarray(start, end), this.used);
+    if (this.count + 1 >= this.offsets.length) {
+      const next = new Float64Array(this.offsets.length * 2);
+      next.set(this.offsets);
+      this.offsets = next;
+    }
+    this.offsets[this.count] = this.used;
+    this.used += n;
+    this.offsets[this.count + 1] = this.used;
+    return this.count++;
+  }
+
+  /** Appends a JSON text (for args that did not come from bytes, e.g. decoded captures). */
+  appendText(text: string): number {
+    const encoded = new TextEncoder().encode(text);
+    return this.append(encoded, 0, encoded.length);
+  }
+
+  text(index: number): string {
+    return textDecoder.decode(this.bytes.subarray(this.offsets[index], this.offsets[index + 1]));
+  }
+
+  byteSize(): number {
+    return this.bytes.byteLength + this.offsets.byteLength;
+  }
+}
+
+const textDecoder = new TextDecoder();
+
+/**
+ * Parses an args object's text. Older torch_fl builds wrote bare identifiers as values ("key": N/A, seed 000
+ * §3.4); those were reported at import, and here they read as strings instead of losing the whole object.
+ */
+export function parseArgsText(text: string): Record<string, unknown> {
+  try {
+    const parsed: unknown = JSON.parse(text);
+    return parsed && typeof parsed === 'object' ? (parsed as Record<string, unknown>) : {};
+  } catch {
+    const quoted = text.replace(
+      /(:\s*)([^\s"{}[\],][^,}\]]*?)(\s*)(?=[,}\]])/g,
+      (whole, colon: string, value: string, space: string) =>
+        /^-?\d+(\.\d+)?([eE][+-]?\d+)?$|^(true|false|null)$/.test(value)
+          ? whole
+          : `${colon}${JSON.stringify(value)}${space}`,
+    );
+    try {
+      const parsed: unknown = JSON.parse(quoted);
+      return parsed && typeof parsed === 'object' ? (parsed as Record<string, unknown>) : {};
+    } catch {
+      return { raw: text };
+    }
+  }
+}
+
 /** Growable typed columns; capacity doubles, so appends are amortised O(1). */
 function grow<T extends Float64Array | Uint32Array | Int32Array | Uint16Array | Uint8Array>(
   array: T,
@@ -230,10 +305,10 @@ export class Profile {
   readonly flows = new FlowTable();
   readonly tracks: Track[] = [];
   /**
-   * Args of each event as the raw JSON text of its "args" object, parsed only when asked for (argsOf):
-   * most args are never looked at, and parsing them all would double import time.
+   * Args of each event as the raw bytes of its "args" object, decoded only when asked for (argsOf):
+   * most args are never looked at, and parsing them all would double import time and memory.
    */
-  readonly args: string[] = [];
+  readonly args = new ArgsArena();
   /** Absolute time of t = 0, in Unix epoch nanoseconds. */
   originNs = 0n;
   format: TraceFormat = 'kineto-object';
@@ -242,6 +317,11 @@ export class Profile {
   readonly warnings: ImportWarning[] = [];
   /** Small top-level fields (schemaVersion, deviceProperties, distributedInfo, baseTimeNanoseconds, ...). */
   readonly metadata: Record<string, unknown> = {};
+  /**
+   * Slices grouped by track, each group sorted by start (longer first on ties, so parents precede children):
+   * slices of track t are order[offsets[t] .. offsets[t + 1]). Set by the importer's finishing pass.
+   */
+  byTrack: { order: Uint32Array; offsets: Uint32Array } = { order: new Uint32Array(0), offsets: new Uint32Array(1) };
   /** Exact call-site chains by External id, innermost first (from the capture agent's sites.json). */
   sites: Map<number, SourceFrame[]> | undefined;
 
@@ -258,13 +338,7 @@ export class Profile {
   argsOf(slice: number): Record<string, unknown> {
     const i = this.slices.args[slice];
     if (i < 0) return {};
-    try {
-      const parsed: unknown = JSON.parse(this.args[i]);
-      return parsed && typeof parsed === 'object' ? (parsed as Record<string, unknown>) : {};
-    } catch {
-      // Args with bare (non-JSON) values were already reported at import; show the text as it is.
-      return { raw: this.args[i] };
-    }
+    return parseArgsText(this.args.text(i));
   }
 
   /** Absolute epoch nanoseconds of a relative time. */

@@ -1,0 +1,418 @@
+/**
+ * The adaptor semantics of seed 000 §1.3 and §2, applied to any profile:
+ *  - flows pair by (category, id) — the vendor correlation id;
+ *  - device event -> runtime call by args.correlation (vendor id) -> launching op by External id (torch id) when
+ *    the trace's External ids are trustworthy, otherwise by enclosure (the innermost op on the runtime call's
+ *    thread whose interval contains it). Each link records its provenance.
+ *  - per op, kernel and source line: the time tables the views and the CLI show.
+ */
+import { FlowPhase, Profile, SliceKind, isDeviceKind, isLaunchKind, isOpKind } from '../model/profile';
+import { LinkProvenance, type Analysis, type FlowStats, type KernelStat, type LineStat, type OpStat } from './types';
+import { userFrameOfPythonFunction } from './sourceLines';
+
+/** Share of comparable device events on which both linking rules must agree for External ids to be trusted. */
+const TRUST_AGREEMENT = 0.9;
+
+/** Flow categories that mean "a launch on the host -> its execution on the device". */
+const LAUNCH_FLOW_CATEGORIES = new Set(['ac2g', 'async', 'async_cpu_to_gpu', 'hosttodevice', 'async_npu']);
+
+export function analyze(profile: Profile): Analysis {
+  const { slices } = profile;
+  const n = slices.length;
+  const flows = pairFlows(profile);
+
+  const runtimeOf = new Int32Array(n).fill(-1);
+  const opOf = new Int32Array(n).fill(-1);
+  const provenance = new Uint8Array(n);
+  const opParent = new Int32Array(n).fill(-1);
+
+  // Ops by External id (torch's numbering covers cpu_op and user_annotation) and runtime calls by correlation.
+  const opByExternalId = new Map<number, number>();
+  const runtimeByCorrelation = new Map<number, number>();
+  for (let i = 0; i < n; i++) {
+    const kind = slices.kind[i];
+    if (isOpKind(kind)) {
+      const ext = slices.externalId[i];
+      if (!Number.isNaN(ext)) {
+        const prior = opByExternalId.get(ext);
+        // A cpu_op wins over a user_annotation with the same id (the op is what launched).
+        if (prior === undefined || (slices.kind[prior] !== SliceKind.CpuOp && kind === SliceKind.CpuOp)) {
+          opByExternalId.set(ext, i);
+        }
+      }
+      opParent[i] = enclosingOpOf(profile, i);
+    } else if (isLaunchKind(kind)) {
+      const corr = slices.correlation[i];
+      if (!Number.isNaN(corr) && !runtimeByCorrelation.has(corr)) runtimeByCorrelation.set(corr, i);
+    }
+  }
+
+  // Launch flows give the link where a trace has no correlation args (Ascend torch_npu).
+  const flowSourceOf = new Map<number, number>();
+  for (const pair of flows.pairs) {
+    if (pair.from < 0 || pair.to < 0) continue;
+    if (!LAUNCH_FLOW_CATEGORIES.has(profile.strings.get(pair.cat).toLowerCase())) continue;
+    const existing = flowSourceOf.get(pair.to);
+    // Prefer an op as the source (async_npu) over a runtime call (HostToDevice): it names the launching op.
+    if (existing === undefined || (!isOpKind(slices.kind[existing]) && isOpKind(slices.kind[pair.from]))) {
+      flowSourceOf.set(pair.to, pair.from);
+    }
+  }
+
+  // Pass 1: both rules for every device event, to decide trust from the data.
+  const byExternal = new Int32Array(n).fill(-1);
+  const byEnclosure = new Int32Array(n).fill(-1);
+  let compared = 0;
+  let agreed = 0;
+  let externalEqualsCorrelation = 0;
+  let withExternal = 0;
+  let externalResolved = 0;
+  let enclosureResolved = 0;
+  const candidates: number[] = [];
+  for (let i = 0; i < n; i++) {
+    const kind = slices.kind[i];
+    const device = isDeviceKind(kind);
+    if (!device && !isLaunchKind(kind)) continue;
+    candidates.push(i);
+    let runtime = -1;
+    if (device) {
+      const corr = slices.correlation[i];
+      if (!Number.isNaN(corr)) runtime = runtimeByCorrelation.get(corr) ?? -1;
+      const source = flowSourceOf.get(i);
+      if (runtime < 0 && source !== undefined && isLaunchKind(slices.kind[source])) runtime = source;
+      runtimeOf[i] = runtime;
+    } else {
+      runtime = i;
+    }
+    let ext = slices.externalId[i];
+    if (Number.isNaN(ext) && runtime >= 0) ext = slices.externalId[runtime];
+    if (!Number.isNaN(ext)) {
+      withExternal++;
+      if (device && ext === slices.correlation[i]) externalEqualsCorrelation++;
+      const op = opByExternalId.get(ext);
+      if (op !== undefined) {
+        byExternal[i] = op;
+        externalResolved++;
+      }
+    }
+    let enclosing = runtime >= 0 ? enclosingOpOf(profile, runtime) : -1;
+    if (device && enclosing < 0) {
+      const source = flowSourceOf.get(i);
+      if (source !== undefined) enclosing = isOpKind(slices.kind[source]) ? source : enclosingOpOf(profile, source);
+    }
+    byEnclosure[i] = enclosing;
+    if (enclosing >= 0) enclosureResolved++;
+    if (device && enclosing >= 0 && byExternal[i] >= 0) {
+      compared++;
+      if (enclosing === byExternal[i]) agreed++;
+    }
+  }
+
+  let trusted: boolean;
+  let trustReason: string;
+  if (compared > 0) {
+    trusted = agreed / compared >= TRUST_AGREEMENT;
+    trustReason = `External id and enclosure agree on ${agreed} of ${compared} device events (${pct(agreed, compared)})`;
+    if (!trusted && externalEqualsCorrelation > 0) {
+      trustReason += `; ${externalEqualsCorrelation} device events carry an External id equal to their correlation id`;
+    }
+  } else if (externalResolved > 0 && enclosureResolved === 0) {
+    trusted = true;
+    trustReason = `no runtime calls to compare with; ${externalResolved} events resolve by External id`;
+  } else {
+    trusted = false;
+    trustReason =
+      withExternal === 0
+        ? 'the trace carries no External ids'
+        : `${withExternal} events carry External ids but none can be checked against enclosure`;
+  }
+  trustReason = `${trusted ? 'External ids trusted' : 'linking by enclosure'}: ${trustReason}`;
+
+  // Pass 2: the links.
+  for (const i of candidates) {
+    let op = -1;
+    let how = LinkProvenance.None;
+    if (trusted && byExternal[i] >= 0) {
+      op = byExternal[i];
+      how = LinkProvenance.ExternalId;
+    } else if (byEnclosure[i] >= 0) {
+      op = byEnclosure[i];
+      how = LinkProvenance.Enclosure;
+    }
+    opOf[i] = op;
+    provenance[i] = how;
+  }
+
+  // Time per op slice.
+  const cpuSelfNs = new Float64Array(n);
+  const deviceSelfNs = new Float64Array(n);
+  const deviceTotalNs = new Float64Array(n);
+  for (let i = 0; i < n; i++) if (isOpKind(slices.kind[i])) cpuSelfNs[i] += slices.dur[i];
+  for (let i = 0; i < n; i++) {
+    const parent = opParent[i];
+    if (parent >= 0 && isOpKind(slices.kind[i])) cpuSelfNs[parent] -= slices.dur[i];
+  }
+  for (let i = 0; i < n; i++) if (cpuSelfNs[i] < 0) cpuSelfNs[i] = 0;
+  const deviceStats = { total: 0, linkedToRuntime: 0, linkedToOp: 0, byProvenance: { external_id: 0, enclosure: 0, none: 0 } };
+  for (const i of candidates) {
+    if (!isDeviceKind(slices.kind[i])) continue;
+    deviceStats.total++;
+    if (runtimeOf[i] >= 0) deviceStats.linkedToRuntime++;
+    const op = opOf[i];
+    if (op < 0) {
+      deviceStats.byProvenance.none++;
+      continue;
+    }
+    deviceStats.linkedToOp++;
+    if (provenance[i] === LinkProvenance.ExternalId) deviceStats.byProvenance.external_id++;
+    else deviceStats.byProvenance.enclosure++;
+    const dur = slices.dur[i];
+    deviceSelfNs[op] += dur;
+    for (let a = op; a >= 0; a = opParent[a]) deviceTotalNs[a] += dur;
+  }
+
+  const lineResult = attributeLines(profile, opParent, opOf, candidates, deviceTotalNs);
+
+  return {
+    profile,
+    runtimeOf,
+    opOf,
+    provenance,
+    opParent,
+    cpuSelfNs,
+    deviceSelfNs,
+    deviceTotalNs,
+    lineOf: lineResult.lineOf,
+    externalIdTrusted: trusted,
+    trustReason,
+    flows,
+    deviceEvents: deviceStats,
+    ops: opTable(profile, cpuSelfNs, deviceSelfNs, deviceTotalNs),
+    kernels: kernelTable(profile, opOf, candidates),
+    lines: lineResult.lines,
+  };
+}
+
+function pct(a: number, b: number): string {
+  return `${((100 * a) / b).toFixed(1)}%`;
+}
+
+/** The innermost op enclosing slice i on its own thread (python_function frames in between are skipped). */
+function enclosingOpOf(profile: Profile, i: number): number {
+  const { parent, kind } = profile.slices;
+  for (let a = parent[i]; a >= 0; a = parent[a]) if (isOpKind(kind[a])) return a;
+  return -1;
+}
+
+function pairFlows(profile: Profile): FlowStats {
+  const { flows, strings } = profile;
+  // (category, id) -> first s half and first f half
+  const starts = new Map<number, number>();
+  const finishes = new Map<number, number>();
+  for (let f = 0; f < flows.length; f++) {
+    const key = flows.cat[f] * 0x100000000 + flows.id[f];
+    if (flows.phase[f] === FlowPhase.Start) {
+      if (!starts.has(key)) starts.set(key, f);
+    } else if (flows.phase[f] === FlowPhase.Finish) {
+      if (!finishes.has(key)) finishes.set(key, f);
+    }
+  }
+  const stats: FlowStats = { paired: 0, startOnly: 0, finishOnly: 0, pairs: [], byCategory: {} };
+  const bucket = (cat: number) => {
+    const name = strings.get(cat);
+    return (stats.byCategory[name] ??= { paired: 0, startOnly: 0, finishOnly: 0 });
+  };
+  for (const [key, s] of starts) {
+    const f = finishes.get(key);
+    if (f === undefined) {
+      stats.startOnly++;
+      bucket(flows.cat[s]).startOnly++;
+      continue;
+    }
+    stats.paired++;
+    bucket(flows.cat[s]).paired++;
+    stats.pairs.push({ cat: flows.cat[s], id: flows.id[s], from: flows.slice[s], to: flows.slice[f] });
+  }
+  for (const [key, f] of finishes) {
+    if (starts.has(key)) continue;
+    stats.finishOnly++;
+    bucket(flows.cat[f]).finishOnly++;
+  }
+  return stats;
+}
+
+function opTable(profile: Profile, cpuSelf: Float64Array, deviceSelf: Float64Array, deviceTotal: Float64Array): OpStat[] {
+  const { slices } = profile;
+  const byName = new Map<number, OpStat>();
+  for (let i = 0; i < slices.length; i++) {
+    if (!isOpKind(slices.kind[i])) continue;
+    const nameId = slices.name[i];
+    let stat = byName.get(nameId);
+    if (!stat) {
+      stat = { name: profile.strings.get(nameId), calls: 0, cpuSelfNs: 0, cpuTotalNs: 0, deviceSelfNs: 0, deviceTotalNs: 0 };
+      byName.set(nameId, stat);
+    }
+    stat.calls++;
+    stat.cpuSelfNs += cpuSelf[i];
+    stat.cpuTotalNs += slices.dur[i];
+    stat.deviceSelfNs += deviceSelf[i];
+    stat.deviceTotalNs += deviceTotal[i];
+  }
+  return [...byName.values()].sort(
+    (a, b) => b.deviceSelfNs - a.deviceSelfNs || b.cpuSelfNs - a.cpuSelfNs || a.name.localeCompare(b.name),
+  );
+}
+
+const KIND_LABEL: Record<number, string> = {
+  [SliceKind.Kernel]: 'kernel',
+  [SliceKind.Memcpy]: 'memcpy',
+  [SliceKind.Memset]: 'memset',
+};
+
+function kernelTable(profile: Profile, opOf: Int32Array, candidates: number[]): KernelStat[] {
+  const { slices, strings } = profile;
+  const byName = new Map<number, KernelStat & { opTime: Map<number, number> }>();
+  for (const i of candidates) {
+    const kind = slices.kind[i];
+    if (!isDeviceKind(kind)) continue;
+    const nameId = slices.name[i];
+    let stat = byName.get(nameId);
+    if (!stat) {
+      stat = { name: strings.get(nameId), kind: KIND_LABEL[kind], count: 0, totalNs: 0, topOp: '', opTime: new Map() };
+      byName.set(nameId, stat);
+    }
+    stat.count++;
+    stat.totalNs += slices.dur[i];
+    const op = opOf[i];
+    if (op >= 0) {
+      const opName = slices.name[op];
+      stat.opTime.set(opName, (stat.opTime.get(opName) ?? 0) + slices.dur[i]);
+    }
+  }
+  const result: KernelStat[] = [];
+  for (const stat of byName.values()) {
+    let best = -1;
+    let bestTime = -1;
+    for (const [opName, time] of stat.opTime) {
+      if (time > bestTime) {
+        best = opName;
+        bestTime = time;
+      }
+    }
+    result.push({ name: stat.name, kind: stat.kind, count: stat.count, totalNs: stat.totalNs, topOp: best >= 0 ? strings.get(best) : '' });
+  }
+  return result.sort((a, b) => b.totalNs - a.totalNs || a.name.localeCompare(b.name));
+}
+
+interface LineKey {
+  file: string;
+  line: number;
+  function: string;
+  exact: boolean;
+}
+
+/**
+ * Source lines. With the capture agent's sites (exact call sites by External id) each op belongs to the user line
+ * that called it; otherwise to the innermost user python_function around it, at its def line (function level).
+ * A line counts an op's time once: nested ops under an op of the same line are not added again.
+ */
+function attributeLines(
+  profile: Profile,
+  opParent: Int32Array,
+  opOf: Int32Array,
+  candidates: number[],
+  deviceTotalNs: Float64Array,
+): { lines: LineStat[]; lineOf: Int32Array } {
+  const { slices, strings } = profile;
+  const n = slices.length;
+  const lineOf = new Int32Array(n).fill(-1);
+  const keys: LineKey[] = [];
+  const keyIndex = new Map<string, number>();
+  const lineFor = (key: LineKey): number => {
+    const text = `${key.file}\u0000${key.line}\u0000${key.exact ? 1 : 0}`;
+    let index = keyIndex.get(text);
+    if (index === undefined) {
+      index = keys.length;
+      keys.push(key);
+      keyIndex.set(text, index);
+    }
+    return index;
+  };
+  const frameCache = new Map<number, LineKey | null>();
+  const sites = profile.sites;
+
+  // Ops in start order so a parent's line is known before its children's.
+  const ops: number[] = [];
+  for (let i = 0; i < n; i++) if (isOpKind(slices.kind[i])) ops.push(i);
+  ops.sort((a, b) => slices.start[a] - slices.start[b] || slices.dur[b] - slices.dur[a]);
+  for (const op of ops) {
+    let line = -1;
+    if (sites) {
+      const chain = sites.get(slices.externalId[op]);
+      if (chain && chain.length > 0) {
+        line = lineFor({ file: chain[0].file, line: chain[0].line, function: chain[0].function, exact: true });
+      }
+    } else {
+      for (let a = slices.parent[op]; a >= 0; a = slices.parent[a]) {
+        if (slices.kind[a] !== SliceKind.PythonFunction) continue;
+        const nameId = slices.name[a];
+        let frame = frameCache.get(nameId);
+        if (frame === undefined) {
+          const parsed = userFrameOfPythonFunction(strings.get(nameId));
+          frame = parsed ? { ...parsed, exact: false } : null;
+          frameCache.set(nameId, frame);
+        }
+        if (frame) {
+          line = lineFor(frame);
+          break;
+        }
+      }
+    }
+    if (line < 0 && opParent[op] >= 0) line = lineOf[opParent[op]];
+    lineOf[op] = line;
+  }
+
+  const stats: (LineStat & { opMap: Map<number, { cpuNs: number; deviceNs: number; calls: number }>; kernelMap: Map<number, { count: number; totalNs: number }> })[] =
+    keys.map((k) => ({ ...k, cpuNs: 0, deviceNs: 0, ops: 0, topOps: [], topKernels: [], opMap: new Map(), kernelMap: new Map() }));
+  for (const op of ops) {
+    const line = lineOf[op];
+    if (line < 0) continue;
+    const parent = opParent[op];
+    if (parent >= 0 && lineOf[parent] === line) continue; // already counted in its parent
+    const stat = stats[line];
+    stat.cpuNs += slices.dur[op];
+    stat.deviceNs += deviceTotalNs[op];
+    stat.ops++;
+    const entry = stat.opMap.get(slices.name[op]) ?? { cpuNs: 0, deviceNs: 0, calls: 0 };
+    entry.cpuNs += slices.dur[op];
+    entry.deviceNs += deviceTotalNs[op];
+    entry.calls++;
+    stat.opMap.set(slices.name[op], entry);
+  }
+  for (const i of candidates) {
+    if (!isDeviceKind(slices.kind[i]) || opOf[i] < 0) continue;
+    const line = lineOf[opOf[i]];
+    if (line < 0) continue;
+    const entry = stats[line].kernelMap.get(slices.name[i]) ?? { count: 0, totalNs: 0 };
+    entry.count++;
+    entry.totalNs += slices.dur[i];
+    stats[line].kernelMap.set(slices.name[i], entry);
+  }
+  const lines: LineStat[] = stats.map(({ opMap, kernelMap, ...stat }) => ({
+    ...stat,
+    topOps: [...opMap]
+      .map(([name, v]) => ({ name: strings.get(name), ...v }))
+      .sort((a, b) => b.deviceNs - a.deviceNs || b.cpuNs - a.cpuNs)
+      .slice(0, 10),
+    topKernels: [...kernelMap]
+      .map(([name, v]) => ({ name: strings.get(name), ...v }))
+      .sort((a, b) => b.totalNs - a.totalNs)
+      .slice(0, 10),
+  }));
+  // lineOf indexes `lines` in its final (sorted) order.
+  const order = lines.map((_, i) => i).sort((a, b) => lines[b].deviceNs - lines[a].deviceNs || lines[b].cpuNs - lines[a].cpuNs);
+  const rank = new Int32Array(lines.length);
+  order.forEach((old, pos) => (rank[old] = pos));
+  for (let i = 0; i < n; i++) if (lineOf[i] >= 0) lineOf[i] = rank[lineOf[i]];
+  return { lines: order.map((i) => lines[i]), lineOf };
+}

@@ -1,0 +1,67 @@
+/** The `flagprof summary --json` document: a stable shape other tools (and our tests) read. */
+import { SLICE_KIND_NAMES } from '../model/profile';
+import type { Analysis } from './types';
+
+export interface SummaryJson {
+  source: { path: string; format: string; events: number; warnings: string[] };
+  counts: Record<string, number>;
+  flows: { paired: number; start_only: number; finish_only: number };
+  device_events: {
+    total: number;
+    linked_to_runtime: number;
+    linked_to_op: number;
+    by_provenance: { external_id: number; enclosure: number; none: number };
+  };
+  ops: { name: string; calls: number; cpu_self_us: number; cpu_total_us: number; device_self_us: number; device_total_us: number }[];
+  kernels: { name: string; count: number; total_us: number; top_op: string }[];
+  lines: { file: string; line: number; function: string; exact: boolean; cpu_us: number; device_us: number; ops: number }[];
+}
+
+/** Microseconds with nanosecond precision kept (3 decimals). */
+function us(ns: number): number {
+  return Math.round(ns) / 1000;
+}
+
+export function buildSummary(analysis: Analysis): SummaryJson {
+  const { profile } = analysis;
+  const counts: Record<string, number> = {};
+  for (let i = 0; i < profile.slices.length; i++) {
+    const name = SLICE_KIND_NAMES[profile.slices.kind[i]];
+    counts[name] = (counts[name] ?? 0) + 1;
+  }
+  counts.flow = profile.flows.length;
+  return {
+    source: {
+      path: profile.path,
+      format: profile.format,
+      events: profile.eventCount,
+      warnings: profile.warnings.map((w) => (w.offset === undefined ? w.message : `${w.message} (at byte ${w.offset})`)),
+    },
+    counts,
+    flows: { paired: analysis.flows.paired, start_only: analysis.flows.startOnly, finish_only: analysis.flows.finishOnly },
+    device_events: {
+      total: analysis.deviceEvents.total,
+      linked_to_runtime: analysis.deviceEvents.linkedToRuntime,
+      linked_to_op: analysis.deviceEvents.linkedToOp,
+      by_provenance: { ...analysis.deviceEvents.byProvenance },
+    },
+    ops: analysis.ops.map((op) => ({
+      name: op.name,
+      calls: op.calls,
+      cpu_self_us: us(op.cpuSelfNs),
+      cpu_total_us: us(op.cpuTotalNs),
+      device_self_us: us(op.deviceSelfNs),
+      device_total_us: us(op.deviceTotalNs),
+    })),
+    kernels: analysis.kernels.map((k) => ({ name: k.name, count: k.count, total_us: us(k.totalNs), top_op: k.topOp })),
+    lines: analysis.lines.map((l) => ({
+      file: l.file,
+      line: l.line,
+      function: l.function,
+      exact: l.exact,
+      cpu_us: us(l.cpuNs),
+      device_us: us(l.deviceNs),
+      ops: l.ops,
+    })),
+  };
+}

@@ -1,0 +1,25 @@
+/** Plain-text tables for the terminal: long names are cut in the middle so both ends stay readable. */
+const MAX_CELL = 70;
+
+function fit(text: string): string {
+  if (text.length <= MAX_CELL) return text;
+  const half = (MAX_CELL - 1) >> 1;
+  return `${text.slice(0, half)}…${text.slice(text.length - half)}`;
+}
+
+export function formatTable(header: string[], rows: string[][]): string {
+  const cells = [header, ...rows].map((row) => row.map(fit));
+  const widths = header.map((_, c) => Math.max(...cells.map((row) => row[c].length)));
+  const line = (row: string[]) =>
+    row.map((cell, c) => (c === 0 ? cell.padEnd(widths[c]) : cell.padStart(widths[c]))).join('  ').trimEnd();
+  return [line(cells[0]), widths.map((w) => '-'.repeat(w)).join('  '), ...cells.slice(1).map(line)].join('\n');
+}
+
+/** A duration in microseconds, in the unit that reads best. */
+export function formatUs(us: number): string {
+  if (us === 0) return '0';
+  if (us >= 1e6) return `${(us / 1e6).toFixed(2)} s`;
+  if (us >= 1e3) return `${(us / 1e3).toFixed(2)} ms`;
+  if (us >= 1) return `${us.toFixed(1)} µs`;
+  return `${(us * 1000).toFixed(0)} ns`;
+}

@@ -1,0 +1,730 @@
+/**
+ * The Kineto Chrome-trace importer: streaming and tolerant.
+ *
+ * The file is never held as one string (V8 caps strings near 512 MB, and real traces exceed it): bytes arrive in
+ * chunks (gunzipped on the fly), each event object is parsed straight from the bytes into the Profile's columns,
+ * and only the fields the product needs become JS values. Args are kept as raw bytes and decoded on demand.
+ */
+import { createReadStream } from 'node:fs';
+import { open } from 'node:fs/promises';
+import { createGunzip } from 'node:zlib';
+import { FlowPhase, Profile, SliceKind } from '../model/profile';
+import {
+  ByteInterner,
+  Ch,
+  INCOMPLETE,
+  SyntaxProblem,
+  decodeJsonString,
+  decodeText,
+  isJsonLiteral,
+  parseTime,
+  scanBareToken,
+  scanString,
+  skipValue,
+  skipWhitespace,
+  type TimeValue,
+} from './bytes';
+import { classifyCategory } from './categories';
+import { ImportError } from './errors';
+import { finishProfile, type TrackTable } from './finish';
+
+export { ImportError } from './errors';
+
+export interface ImportOptions {
+  /** Stop with an ImportError once the model would exceed this many slices (memory guard). */
+  maxSlices?: number;
+}
+
+const enum State {
+  Start,
+  ObjectKey,
+  ObjectColon,
+  ObjectValue,
+  ObjectAfterValue,
+  Events,
+  EventsAfterElement,
+  End,
+}
+
+const GZIP_MAGIC_0 = 0x1f;
+const GZIP_MAGIC_1 = 0x8b;
+const CHUNK = 1 << 20;
+/** Top-level values other than traceEvents are kept in metadata up to this size (others are skipped). */
+const MAX_METADATA_VALUE = 4 << 20;
+
+/** Imports a Kineto / Chrome trace file (.json or .json.gz) into a Profile. Throws ImportError on bad input. */
+export async function importTrace(file: string, options: ImportOptions = {}): Promise<Profile> {
+  let handle;
+  try {
+    handle = await open(file, 'r');
+  } catch (error) {
+    throw new ImportError(file, undefined, `cannot open: ${(error as NodeJS.ErrnoException).code ?? error}`);
+  }
+  const head = Buffer.alloc(2);
+  let headBytes: number;
+  try {
+    headBytes = (await handle.read(head, 0, 2, 0)).bytesRead;
+  } finally {
+    await handle.close();
+  }
+  if (headBytes === 0) throw new ImportError(file, 0, 'empty file: expected a Kineto trace (JSON object or array)');
+  const gzipped = headBytes === 2 && head[0] === GZIP_MAGIC_0 && head[1] === GZIP_MAGIC_1;
+
+  const parser = new TraceParser(file, options);
+  const raw = createReadStream(file, { highWaterMark: CHUNK });
+  if (!gzipped) {
+    for await (const chunk of raw) parser.feed(chunk as Buffer);
+  } else {
+    const gunzip = createGunzip({ chunkSize: CHUNK });
+    let compressedRead = 0;
+    raw.on('data', (chunk) => (compressedRead += chunk.length));
+    raw.pipe(gunzip);
+    raw.on('error', (error) => gunzip.destroy(error));
+    try {
+      for await (const chunk of gunzip) parser.feed(chunk as Buffer);
+    } catch (error) {
+      if (error instanceof ImportError) throw error;
+      const code = (error as NodeJS.ErrnoException).code;
+      const what =
+        code === 'Z_BUF_ERROR' || /unexpected end/i.test(String((error as Error).message))
+          ? 'truncated gzip stream: expected more compressed data'
+          : `corrupt gzip data (${(error as Error).message})`;
+      throw new ImportError(file, compressedRead, what);
+    } finally {
+      raw.destroy();
+    }
+  }
+  return parser.finish();
+}
+
+/** Parses a trace held in memory (tests, small inputs). */
+export function importTraceBytes(file: string, bytes: Uint8Array, options: ImportOptions = {}): Profile {
+  const parser = new TraceParser(file, options);
+  parser.feed(bytes);
+  return parser.finish();
+}
+
+interface PendingMetadata {
+  ph: number;
+  name: string;
+  pidTok: number;
+  tidTok: number;
+  args: Record<string, unknown>;
+}
+
+class TraceParser {
+  readonly profile: Profile;
+  private readonly interner: ByteInterner;
+  private buf: Uint8Array = new Uint8Array(0);
+  private pos = 0;
+  private end = 0;
+  /** Absolute offset (in the decompressed text) of buf[0]. */
+  private base = 0;
+  private state = State.Start;
+  private nested = false;
+  private currentKey = '';
+  private sawEvents = false;
+  private retryAt = 0;
+
+  private readonly tracks: TrackTable = { byKey: new Map(), tokens: [] };
+  private kindByCat: Int8Array = new Int8Array(64).fill(-1);
+  private originUs = Number.NaN;
+  private readonly time: TimeValue = { us: 0, fracNs: 0 };
+  private readonly metadataEvents: PendingMetadata[] = [];
+  private readonly beginStacks = new Map<number, number[]>();
+  private bareValues = 0;
+  private readonly maxSlices: number;
+
+  // The fields of the event being parsed.
+  private ph = 0;
+  private catId = 0;
+  private nameId = 0;
+  private pidTok = -1;
+  private tidTok = -1;
+  private tsUs = Number.NaN;
+  private tsFracNs = 0;
+  private durNs = Number.NaN;
+  private idTok = -1;
+  private argsStart = -1;
+  private argsEnd = -1;
+  private correlation = Number.NaN;
+  private externalId = Number.NaN;
+  private pendingBare: { key: string; value: string }[] = [];
+
+  constructor(
+    readonly file: string,
+    options: ImportOptions,
+  ) {
+    this.profile = new Profile(file);
+    this.interner = new ByteInterner(this.profile.strings);
+    this.maxSlices = options.maxSlices ?? Number.POSITIVE_INFINITY;
+  }
+
+  feed(chunk: Uint8Array): void {
+    if (this.pos < this.end) {
+      const rest = this.end - this.pos;
+      const merged = new Uint8Array(rest + chunk.length);
+      merged.set(this.buf.subarray(this.pos, this.end), 0);
+      merged.set(chunk, rest);
+      this.base += this.pos;
+      this.buf = merged;
+    } else {
+      this.base += this.end;
+      this.buf = chunk;
+    }
+    this.pos = 0;
+    this.end = this.buf.length;
+    if (this.state === State.ObjectValue && this.retryAt > this.end) return;
+    this.run(false);
+  }
+
+  finish(): Profile {
+    this.run(true);
+    if (this.state !== State.End) {
+      throw new ImportError(this.file, this.base + this.end, `truncated JSON: expected ${this.expectation()}`);
+    }
+    if (!this.sawEvents) {
+      throw new ImportError(this.file, 0, 'not a trace: expected a "traceEvents" array or a top-level event array');
+    }
+    if (this.bareValues > 0) {
+      this.profile.warnings.push({
+        message: `${this.bareValues} bare non-JSON metadata value(s) read as strings (seed 000 §3.4: unquoted metadata)`,
+      });
+    }
+    for (const m of this.metadataEvents) this.applyMetadataEvent(m);
+    finishProfile(this.profile, this.tracks, Number.isNaN(this.originUs) ? 0 : this.originUs);
+    return this.profile;
+  }
+
+  private expectation(): string {
+    switch (this.state) {
+      case State.Start:
+        return "'{' or '[' (a Kineto trace)";
+      case State.ObjectKey:
+        return 'a key or }';
+      case State.ObjectColon:
+        return "':'";
+      case State.ObjectValue:
+        return `the value of "${this.currentKey}"`;
+      case State.ObjectAfterValue:
+        return "',' or '}'";
+      case State.Events:
+      case State.EventsAfterElement:
+        return "an event object, ',' or ']'";
+      default:
+        return 'end of input';
+    }
+  }
+
+  private fail(position: number, expected: string): never {
+    throw new ImportError(this.file, this.base + position, `invalid JSON: expected ${expected}`);
+  }
+
+  private run(final: boolean): void {
+    const buf = this.buf;
+    const end = this.end;
+    let p = this.pos;
+    try {
+      for (;;) {
+        p = skipWhitespace(buf, p, end);
+        if (p >= end) break;
+        const c = buf[p];
+        switch (this.state) {
+          case State.Start: {
+            if (c === 0xef && buf[p + 1] === 0xbb && buf[p + 2] === 0xbf) {
+              p += 3; // UTF-8 byte order mark
+              continue;
+            }
+            if (c === Ch.LBrace) {
+              this.state = State.ObjectKey;
+              this.profile.format = 'kineto-object';
+            } else if (c === Ch.LBracket) {
+              this.state = State.Events;
+              this.nested = false;
+              this.sawEvents = true;
+              this.profile.format = 'kineto-array';
+            } else {
+              this.fail(p, "'{' or '[' at the start of a Kineto trace");
+            }
+            p++;
+            continue;
+          }
+          case State.ObjectKey: {
+            if (c === Ch.RBrace) {
+              this.state = State.End;
+              p++;
+              continue;
+            }
+            if (c !== Ch.Quote) this.fail(p, 'a quoted key');
+            const q = scanString(buf, p, end);
+            if (q === INCOMPLETE) break;
+            this.currentKey = decodeJsonString(buf, p + 1, q);
+            this.state = State.ObjectColon;
+            p = q + 1;
+            continue;
+          }
+          case State.ObjectColon: {
+            if (c !== Ch.Colon) this.fail(p, `':' after "${this.currentKey}"`);
+            this.state = State.ObjectValue;
+            p++;
+            continue;
+          }
+          case State.ObjectValue: {
+            if (this.currentKey === 'traceEvents' && c === Ch.LBracket) {
+              this.state = State.Events;
+              this.nested = true;
+              this.sawEvents = true;
+              p++;
+              continue;
+            }
+            const e = skipValue(buf, p, end, () => this.bareValues++);
+            if (e === INCOMPLETE) {
+              // Retry only after the buffer doubled: a huge top-level value then costs O(n log n), not O(n^2).
+              this.retryAt = Math.max(CHUNK, (end - p) * 2);
+              break;
+            }
+            this.retryAt = 0;
+            this.keepTopLevel(this.currentKey, buf, p, e);
+            this.state = State.ObjectAfterValue;
+            p = e;
+            continue;
+          }
+          case State.ObjectAfterValue: {
+            if (c === Ch.Comma) this.state = State.ObjectKey;
+            else if (c === Ch.RBrace) this.state = State.End;
+            else this.fail(p, "',' or '}' between top-level fields");
+            p++;
+            continue;
+          }
+          case State.Events: {
+            if (c === Ch.LBrace) {
+              const e = this.parseEvent(buf, p, end);
+              if (e === INCOMPLETE) break;
+              this.state = State.EventsAfterElement;
+              p = e;
+              continue;
+            }
+            if (c === Ch.RBracket) {
+              this.state = this.nested ? State.ObjectAfterValue : State.End;
+              p++;
+              continue;
+            }
+            if (c === Ch.Comma) {
+              p++; // tolerate stray commas ("[,{...}" or ",,")
+              continue;
+            }
+            this.fail(p, 'an event object in the trace event array');
+            break;
+          }
+          case State.EventsAfterElement: {
+            if (c === Ch.Comma) this.state = State.Events;
+            else if (c === Ch.RBracket) this.state = this.nested ? State.ObjectAfterValue : State.End;
+            else this.fail(p, "',' or ']' after an event");
+            p++;
+            continue;
+          }
+          case State.End: {
+            // Trailing bytes after a complete trace: keep what was read and say so.
+            this.profile.warnings.push({ message: 'ignored trailing data after the trace', offset: this.base + p });
+            p = end;
+            continue;
+          }
+        }
+        break;
+      }
+    } catch (error) {
+      if (error instanceof SyntaxProblem) this.fail(error.position, error.expected);
+      throw error;
+    }
+    this.pos = p;
+    if (final && p < end && this.state !== State.End) {
+      throw new ImportError(this.file, this.base + p, `truncated JSON: expected ${this.expectation()}`);
+    }
+  }
+
+  private keepTopLevel(key: string, buf: Uint8Array, start: number, end: number): void {
+    if (end - start > MAX_METADATA_VALUE) return;
+    const text = decodeText(buf, start, end);
+    if (key === 'baseTimeNanoseconds') {
+      // Epoch nanoseconds exceed 2^53: keep them exact.
+      const digits = text.trim().replace(/^"|"$/g, '');
+      if (/^\d+$/.test(digits)) {
+        this.profile.metadata[key] = BigInt(digits);
+        return;
+      }
+    }
+    try {
+      this.profile.metadata[key] = JSON.parse(text);
+    } catch {
+      this.profile.metadata[key] = text;
+    }
+  }
+
+  /** Parses one event object at p ('{'); returns the index after it, or INCOMPLETE. */
+  private parseEvent(buf: Uint8Array, start: number, end: number): number {
+    this.ph = 0;
+    this.catId = -1;
+    this.nameId = 0;
+    this.pidTok = -1;
+    this.tidTok = -1;
+    this.tsUs = Number.NaN;
+    this.tsFracNs = 0;
+    this.durNs = Number.NaN;
+    this.idTok = -1;
+    this.argsStart = -1;
+    this.argsEnd = -1;
+    this.correlation = Number.NaN;
+    this.externalId = Number.NaN;
+    if (this.pendingBare.length) this.pendingBare = [];
+
+    let p = start + 1;
+    for (;;) {
+      p = skipWhitespace(buf, p, end);
+      if (p >= end) return INCOMPLETE;
+      let c = buf[p];
+      if (c === Ch.RBrace) {
+        p++;
+        break;
+      }
+      if (c === Ch.Comma) {
+        p++;
+        continue;
+      }
+      if (c !== Ch.Quote) throw new SyntaxProblem(p, 'a quoted key in an event');
+      const keyEnd = scanString(buf, p, end);
+      if (keyEnd === INCOMPLETE) return INCOMPLETE;
+      const k = p + 1;
+      const klen = keyEnd - k;
+      p = skipWhitespace(buf, keyEnd + 1, end);
+      if (p >= end) return INCOMPLETE;
+      if (buf[p] !== Ch.Colon) throw new SyntaxProblem(p, "':' after a key in an event");
+      p = skipWhitespace(buf, p + 1, end);
+      if (p >= end) return INCOMPLETE;
+      c = buf[p];
+      let next = INCOMPLETE;
+      const k0 = buf[k];
+      const k1 = buf[k + 1];
+      if (klen === 2 && k0 === 0x70 && k1 === 0x68) {
+        // "ph"
+        next = this.stringOrToken(buf, p, end);
+        if (next === INCOMPLETE) return INCOMPLETE;
+        this.ph = c === Ch.Quote ? buf[p + 1] : c;
+      } else if (klen === 2 && k0 === 0x74 && k1 === 0x73) {
+        // "ts"
+        next = this.stringOrToken(buf, p, end);
+        if (next === INCOMPLETE) return INCOMPLETE;
+        const s = c === Ch.Quote ? p + 1 : p;
+        const e = c === Ch.Quote ? next - 1 : next;
+        if (parseTime(buf, s, e, this.time)) {
+          this.tsUs = this.time.us;
+          this.tsFracNs = this.time.fracNs;
+        }
+      } else if (klen === 2 && k0 === 0x69 && k1 === 0x64) {
+        // "id"
+        next = this.stringOrToken(buf, p, end);
+        if (next === INCOMPLETE) return INCOMPLETE;
+        this.idTok = c === Ch.Quote ? this.interner.intern(buf, p + 1, next - 1) : this.interner.intern(buf, p, next);
+      } else if (klen === 3 && buf[k + 2] === 0x64 && k1 === 0x69 && (k0 === 0x70 || k0 === 0x74)) {
+        // "pid" / "tid"
+        next = this.stringOrToken(buf, p, end);
+        if (next === INCOMPLETE) return INCOMPLETE;
+        const tok =
+          c === Ch.Quote ? this.interner.intern(buf, p + 1, next - 1) : this.interner.intern(buf, p, next);
+        if (k0 === 0x70) this.pidTok = tok;
+        else this.tidTok = tok;
+      } else if (klen === 3 && k0 === 0x63 && k1 === 0x61 && buf[k + 2] === 0x74) {
+        // "cat"
+        if (c !== Ch.Quote) {
+          next = skipValue(buf, p, end, this.bareHandler(buf, k, keyEnd));
+          if (next === INCOMPLETE) return INCOMPLETE;
+        } else {
+          const q = scanString(buf, p, end);
+          if (q === INCOMPLETE) return INCOMPLETE;
+          this.catId = this.interner.intern(buf, p + 1, q);
+          next = q + 1;
+        }
+      } else if (klen === 3 && k0 === 0x64 && k1 === 0x75 && buf[k + 2] === 0x72) {
+        // "dur"
+        next = this.stringOrToken(buf, p, end);
+        if (next === INCOMPLETE) return INCOMPLETE;
+        const s = c === Ch.Quote ? p + 1 : p;
+        const e = c === Ch.Quote ? next - 1 : next;
+        if (parseTime(buf, s, e, this.time)) this.durNs = this.time.us * 1000 + this.time.fracNs;
+      } else if (klen === 4 && k0 === 0x6e && k1 === 0x61 && buf[k + 2] === 0x6d && buf[k + 3] === 0x65) {
+        // "name"
+        if (c !== Ch.Quote) {
+          next = skipValue(buf, p, end, this.bareHandler(buf, k, keyEnd));
+          if (next === INCOMPLETE) return INCOMPLETE;
+          this.nameId = this.profile.strings.intern(decodeText(buf, p, next));
+        } else {
+          const q = scanString(buf, p, end);
+          if (q === INCOMPLETE) return INCOMPLETE;
+          this.nameId = this.interner.intern(buf, p + 1, q);
+          next = q + 1;
+        }
+      } else if (klen === 4 && k0 === 0x61 && k1 === 0x72 && buf[k + 2] === 0x67 && buf[k + 3] === 0x73) {
+        // "args"
+        next = c === Ch.LBrace ? this.parseArgs(buf, p, end) : skipValue(buf, p, end, this.bareHandler(buf, k, keyEnd));
+        if (next === INCOMPLETE) return INCOMPLETE;
+        if (c === Ch.LBrace) {
+          this.argsStart = p;
+          this.argsEnd = next;
+        }
+      } else {
+        next = skipValue(buf, p, end, this.bareHandler(buf, k, keyEnd));
+        if (next === INCOMPLETE) return INCOMPLETE;
+      }
+      p = next;
+    }
+    this.emitEvent(buf);
+    return p;
+  }
+
+  private stringOrToken(buf: Uint8Array, p: number, end: number): number {
+    if (buf[p] === Ch.Quote) {
+      const q = scanString(buf, p, end);
+      return q === INCOMPLETE ? INCOMPLETE : q + 1;
+    }
+    if (buf[p] === Ch.LBrace || buf[p] === Ch.LBracket) return skipValue(buf, p, end);
+    const e = scanBareToken(buf, p, end);
+    if (e === p) throw new SyntaxProblem(p, 'a value');
+    return e;
+  }
+
+  private bareHandler(buf: Uint8Array, keyStart: number, keyEnd: number) {
+    return (ks: number, ke: number, vs: number, ve: number) => {
+      this.bareValues++;
+      const key = ks >= 0 ? decodeText(buf, ks, ke) : decodeText(buf, keyStart, keyEnd);
+      this.pendingBare.push({ key, value: decodeText(buf, vs, ve) });
+    };
+  }
+
+  /**
+   * Scans the args object, picking out the two ids of seed 000 §2 at its top level: "correlation" (the vendor's,
+   * for flows) and "External id" (torch's, for attribution; "external id" in 2021 traces). The rest stays raw.
+   */
+  private parseArgs(buf: Uint8Array, start: number, end: number): number {
+    let p = start + 1;
+    for (;;) {
+      p = skipWhitespace(buf, p, end);
+      if (p >= end) return INCOMPLETE;
+      const c = buf[p];
+      if (c === Ch.RBrace) return p + 1;
+      if (c === Ch.Comma) {
+        p++;
+        continue;
+      }
+      if (c !== Ch.Quote) throw new SyntaxProblem(p, 'a quoted key in args');
+      const keyEnd = scanString(buf, p, end);
+      if (keyEnd === INCOMPLETE) return INCOMPLETE;
+      const k = p + 1;
+      p = skipWhitespace(buf, keyEnd + 1, end);
+      if (p >= end) return INCOMPLETE;
+      if (buf[p] !== Ch.Colon) throw new SyntaxProblem(p, "':' after a key in args");
+      p = skipWhitespace(buf, p + 1, end);
+      if (p >= end) return INCOMPLETE;
+      let which = 0;
+      if (keyEnd - k === 11) {
+        const k0 = buf[k];
+        if ((k0 === 0x45 || k0 === 0x65) && buf[k + 1] === 0x78 && buf[k + 9] === 0x69 && buf[k + 10] === 0x64) {
+          which = k0 === 0x45 ? 1 : 2; // "External id" / "external id"
+        } else if (k0 === 0x63 && buf[k + 1] === 0x6f && buf[k + 10] === 0x6e && buf[k + 4] === 0x65) {
+          which = 3; // "correlation"
+        }
+      }
+      const vs = p;
+      const next = skipValue(buf, p, end, this.bareHandler(buf, k, keyEnd));
+      if (next === INCOMPLETE) return INCOMPLETE;
+      if (which !== 0) {
+        const s = buf[vs] === Ch.Quote ? vs + 1 : vs;
+        const e = buf[vs] === Ch.Quote ? next - 1 : next;
+        if (isJsonLiteral(buf, s, e) && parseTime(buf, s, e, this.time)) {
+          const value = this.time.us;
+          if (which === 3) this.correlation = value;
+          else if (which === 1 || Number.isNaN(this.externalId)) this.externalId = value;
+        }
+      }
+      p = next;
+    }
+  }
+
+  private trackFor(pidTok: number, tidTok: number): number {
+    const key = pidTok * 0x400000 + tidTok;
+    let track = this.tracks.byKey.get(key);
+    if (track === undefined) {
+      track = this.profile.tracks.length;
+      const strings = this.profile.strings;
+      this.profile.tracks.push({
+        id: track,
+        pid: strings.get(pidTok),
+        tid: strings.get(tidTok),
+        kind: 'other',
+        name: '',
+        processName: '',
+        processSortIndex: Number.NaN,
+        threadSortIndex: Number.NaN,
+        sliceCount: 0,
+        maxDepth: 0,
+      });
+      this.tracks.byKey.set(key, track);
+      this.tracks.tokens.push([pidTok, tidTok]);
+    }
+    return track;
+  }
+
+  private relativeNs(): number {
+    if (Number.isNaN(this.originUs)) this.originUs = this.tsUs;
+    return (this.tsUs - this.originUs) * 1000 + this.tsFracNs;
+  }
+
+  private kindOf(catId: number): SliceKind {
+    if (catId < 0) return SliceKind.Other;
+    if (catId >= this.kindByCat.length) {
+      const next = new Int8Array(Math.max(catId + 1, this.kindByCat.length * 2)).fill(-1);
+      next.set(this.kindByCat);
+      this.kindByCat = next;
+    }
+    let kind = this.kindByCat[catId];
+    if (kind < 0) {
+      kind = classifyCategory(this.profile.strings.get(catId));
+      this.kindByCat[catId] = kind;
+    }
+    return kind as SliceKind;
+  }
+
+  private emitEvent(buf: Uint8Array): void {
+    const profile = this.profile;
+    profile.eventCount++;
+    if (this.pendingBare.length) this.reportBare();
+    const ph = this.ph;
+    if (ph === 0x4d /* M */) {
+      const args = this.argsStart >= 0 ? safeArgs(decodeText(buf, this.argsStart, this.argsEnd)) : {};
+      this.metadataEvents.push({
+        ph,
+        name: profile.strings.get(this.nameId),
+        pidTok: this.pidTok,
+        tidTok: this.tidTok,
+        args,
+      });
+      return;
+    }
+    if (Number.isNaN(this.tsUs)) return; // an event without a time cannot be placed
+    const pidTok = this.pidTok < 0 ? 0 : this.pidTok;
+    const tidTok = this.tidTok < 0 ? 0 : this.tidTok;
+    if (ph === 0x58 /* X */ || ph === 0x69 /* i */ || ph === 0x49 /* I */ || ph === 0x6e /* n */) {
+      if (profile.slices.length >= this.maxSlices) {
+        throw new ImportError(
+          this.file,
+          undefined,
+          `too large: more than ${this.maxSlices} slices; raise the limit or sample the run with a shorter profiling window`,
+        );
+      }
+      const track = this.trackFor(pidTok, tidTok);
+      const args = this.argsStart >= 0 && this.argsEnd - this.argsStart > 2 ? this.storeArgs(buf) : -1;
+      const instant = ph !== 0x58;
+      const dur = instant || Number.isNaN(this.durNs) ? 0 : Math.max(0, this.durNs);
+      profile.slices.push(
+        instant ? SliceKind.Instant : this.kindOf(this.catId),
+        track,
+        this.relativeNs(),
+        dur,
+        this.nameId,
+        this.catId < 0 ? 0 : this.catId,
+        this.correlation,
+        this.externalId,
+        args,
+      );
+      return;
+    }
+    if (ph === 0x73 /* s */ || ph === 0x66 /* f */ || ph === 0x74 /* t */) {
+      const phase = ph === 0x73 ? FlowPhase.Start : ph === 0x66 ? FlowPhase.Finish : FlowPhase.Step;
+      const track = this.trackFor(pidTok, tidTok);
+      profile.flows.push(this.catId < 0 ? 0 : this.catId, this.idTok < 0 ? 0 : this.idTok, phase, this.relativeNs(), track);
+      return;
+    }
+    if (ph === 0x42 /* B */ || ph === 0x45 /* E */) {
+      this.beginEnd(ph === 0x42, buf, pidTok, tidTok);
+      return;
+    }
+    // Counters (C), async (b/e), samples and others are counted but not modelled.
+  }
+
+  private beginEnd(begin: boolean, buf: Uint8Array, pidTok: number, tidTok: number): void {
+    const track = this.trackFor(pidTok, tidTok);
+    let stack = this.beginStacks.get(track);
+    if (!stack) this.beginStacks.set(track, (stack = []));
+    const start = this.relativeNs();
+    if (begin) {
+      const args = this.argsStart >= 0 && this.argsEnd - this.argsStart > 2 ? this.storeArgs(buf) : -1;
+      const slice = this.profile.slices.push(
+        this.kindOf(this.catId),
+        track,
+        start,
+        0,
+        this.nameId,
+        this.catId < 0 ? 0 : this.catId,
+        this.correlation,
+        this.externalId,
+        args,
+      );
+      stack.push(slice);
+    } else {
+      const slice = stack.pop();
+      if (slice !== undefined) this.profile.slices.dur[slice] = Math.max(0, start - this.profile.slices.start[slice]);
+    }
+  }
+
+  private storeArgs(buf: Uint8Array): number {
+    return this.profile.args.append(buf, this.argsStart, this.argsEnd);
+  }
+
+  private reportBare(): void {
+    const name = this.profile.strings.get(this.nameId);
+    for (const { key, value } of this.pendingBare) {
+      if (this.profile.warnings.length < 50) {
+        this.profile.warnings.push({
+          message: `bare non-JSON value ${value} for "${key}" in event "${name}" read as a string (unquoted metadata, seed 000 §3.4)`,
+        });
+      }
+    }
+    this.pendingBare = [];
+  }
+
+  private applyMetadataEvent(m: PendingMetadata): void {
+    const pidTok = m.pidTok < 0 ? 0 : m.pidTok;
+    const value = m.args.name ?? m.args.labels ?? m.args.sort_index;
+    const process = this.tracks.processes ?? (this.tracks.processes = new Map());
+    const info = process.get(pidTok) ?? { name: '', labels: '', sortIndex: Number.NaN };
+    process.set(pidTok, info);
+    switch (m.name) {
+      case 'process_name':
+        if (typeof value === 'string') info.name = value;
+        break;
+      case 'process_labels':
+        if (typeof m.args.labels === 'string') info.labels = m.args.labels;
+        break;
+      case 'process_sort_index':
+        if (typeof m.args.sort_index === 'number') info.sortIndex = m.args.sort_index;
+        break;
+      case 'thread_name':
+      case 'thread_sort_index': {
+        const key = pidTok * 0x400000 + (m.tidTok < 0 ? 0 : m.tidTok);
+        const track = this.tracks.byKey.get(key);
+        if (track === undefined) break; // a thread with no events: nothing to name
+        const t = this.profile.tracks[track];
+        if (m.name === 'thread_name' && typeof m.args.name === 'string') t.name = m.args.name;
+        if (m.name === 'thread_sort_index' && typeof m.args.sort_index === 'number') t.threadSortIndex = m.args.sort_index;
+        break;
+      }
+    }
+  }
+}
+
+function safeArgs(text: string): Record<string, unknown> {
+  try {
+    const value: unknown = JSON.parse(text);
+    return value && typeof value === 'object' ? (value as Record<string, unknown>) : {};
+  } catch {
+    return {};
+  }
+}

@@ -46,6 +46,7 @@ const enum State {
   End,
 }
 
+const EMPTY = new Uint8Array(0);
 const GZIP_MAGIC_0 = 0x1f;
 const GZIP_MAGIC_1 = 0x8b;
 const CHUNK = 1 << 20;
@@ -71,17 +72,29 @@ export async function importTrace(file: string, options: ImportOptions = {}): Pr
   const gzipped = headBytes === 2 && head[0] === GZIP_MAGIC_0 && head[1] === GZIP_MAGIC_1;
 
   const parser = new TraceParser(file, options);
-  const raw = createReadStream(file, { highWaterMark: CHUNK });
+  const window = new ParseWindow(parser);
   if (!gzipped) {
-    for await (const chunk of raw) parser.feed(chunk as Buffer);
+    // Plain files are read into one reused buffer: no garbage per chunk, so peak memory stays near the model's.
+    const input = await open(file, 'r');
+    try {
+      for (;;) {
+        const target = window.space();
+        const { bytesRead } = await input.read(target.buffer, target.offset, target.length, null);
+        if (bytesRead === 0) break;
+        window.filled(bytesRead);
+      }
+    } finally {
+      await input.close();
+    }
   } else {
+    const raw = createReadStream(file, { highWaterMark: CHUNK });
     const gunzip = createGunzip({ chunkSize: CHUNK });
     let compressedRead = 0;
     raw.on('data', (chunk) => (compressedRead += chunk.length));
     raw.pipe(gunzip);
     raw.on('error', (error) => gunzip.destroy(error));
     try {
-      for await (const chunk of gunzip) parser.feed(chunk as Buffer);
+      for await (const chunk of gunzip) window.append(chunk as Buffer);
     } catch (error) {
       if (error instanceof ImportError) throw error;
       const code = (error as NodeJS.ErrnoException).code;
@@ -94,14 +107,65 @@ export async function importTrace(file: string, options: ImportOptions = {}): Pr
       raw.destroy();
     }
   }
+  window.end();
   return parser.finish();
 }
 
-/** Parses a trace held in memory (tests, small inputs). */
-export function importTraceBytes(file: string, bytes: Uint8Array, options: ImportOptions = {}): Profile {
+/**
+ * Parses a trace held in memory, fed in chunks of the given size (tests use small chunks to cross every
+ * boundary case the streaming reader meets).
+ */
+export function importTraceBytes(file: string, bytes: Uint8Array, options: ImportOptions & { chunkSize?: number } = {}): Profile {
   const parser = new TraceParser(file, options);
-  parser.feed(bytes);
+  const step = options.chunkSize ?? bytes.length;
+  for (let at = 0; at < bytes.length; at += step) parser.feed(bytes.subarray(at, Math.min(bytes.length, at + step)));
   return parser.finish();
+}
+
+/**
+ * One reused input buffer: bytes are appended after the unparsed tail of the previous window, the parser consumes
+ * whole events in place, and the tail moves to the front. The buffer only grows when one value outgrows it.
+ */
+class ParseWindow {
+  private buffer = Buffer.allocUnsafe(CHUNK * 2);
+  private used = 0;
+
+  constructor(private readonly parser: TraceParser) {}
+
+  space(): { buffer: Buffer; offset: number; length: number } {
+    if (this.used === this.buffer.length) this.grow(this.buffer.length * 2);
+    return { buffer: this.buffer, offset: this.used, length: this.buffer.length - this.used };
+  }
+
+  filled(bytes: number): void {
+    this.used += bytes;
+    if (this.used >= CHUNK) this.parse();
+  }
+
+  append(chunk: Uint8Array): void {
+    if (this.used + chunk.length > this.buffer.length) this.grow(Math.max(this.buffer.length * 2, this.used + chunk.length));
+    this.buffer.set(chunk, this.used);
+    this.filled(chunk.length);
+  }
+
+  end(): void {
+    this.parse();
+    this.parser.tail(this.buffer.subarray(0, this.used));
+  }
+
+  private parse(): void {
+    const consumed = this.parser.feedWindow(this.buffer, this.used);
+    if (consumed > 0) {
+      this.buffer.copy(this.buffer, 0, consumed, this.used);
+      this.used -= consumed;
+    }
+  }
+
+  private grow(capacity: number): void {
+    const next = Buffer.allocUnsafe(capacity);
+    this.buffer.copy(next, 0, 0, this.used);
+    this.buffer = next;
+  }
 }
 
 interface PendingMetadata {
@@ -133,6 +197,7 @@ class TraceParser {
   private readonly metadataEvents: PendingMetadata[] = [];
   private readonly beginStacks = new Map<number, number[]>();
   private bareValues = 0;
+  private reportedBare = 0;
   private readonly maxSlices: number;
 
   // The fields of the event being parsed.
@@ -178,7 +243,31 @@ class TraceParser {
     this.run(false);
   }
 
+  /** Parses buf[0, end) in place; returns the bytes consumed (the caller keeps the rest for the next window). */
+  feedWindow(buf: Uint8Array, end: number): number {
+    this.buf = buf;
+    this.pos = 0;
+    this.end = end;
+    if (!(this.state === State.ObjectValue && this.retryAt > end)) this.run(false);
+    const consumed = this.pos;
+    this.base += consumed;
+    this.buf = EMPTY;
+    this.pos = 0;
+    this.end = 0;
+    return consumed;
+  }
+
+  /** The unparsed bytes left at the end of input, before finish(). */
+  tail(rest: Uint8Array): void {
+    this.buf = rest.slice();
+    this.pos = 0;
+    this.end = rest.length;
+  }
+
   finish(): Profile {
+    if (this.base + this.end === 0) {
+      throw new ImportError(this.file, 0, 'empty file: expected a Kineto trace (JSON object or array)');
+    }
     this.run(true);
     if (this.state !== State.End) {
       throw new ImportError(this.file, this.base + this.end, `truncated JSON: expected ${this.expectation()}`);
@@ -186,7 +275,7 @@ class TraceParser {
     if (!this.sawEvents) {
       throw new ImportError(this.file, 0, 'not a trace: expected a "traceEvents" array or a top-level event array');
     }
-    if (this.bareValues > 0) {
+    if (this.bareValues > this.reportedBare) {
       this.profile.warnings.push({
         message: `${this.bareValues} bare non-JSON metadata value(s) read as strings (seed 000 §3.4: unquoted metadata)`,
       });
@@ -378,6 +467,7 @@ class TraceParser {
     if (this.pendingBare.length) this.pendingBare = [];
 
     let p = start + 1;
+    let needComma = false;
     for (;;) {
       p = skipWhitespace(buf, p, end);
       if (p >= end) return INCOMPLETE;
@@ -386,11 +476,14 @@ class TraceParser {
         p++;
         break;
       }
-      if (c === Ch.Comma) {
+      if (c === Ch.Comma && needComma) {
         p++;
+        needComma = false;
         continue;
       }
+      if (needComma) throw new SyntaxProblem(p, "',' or '}' in an event");
       if (c !== Ch.Quote) throw new SyntaxProblem(p, 'a quoted key in an event');
+      needComma = true;
       const keyEnd = scanString(buf, p, end);
       if (keyEnd === INCOMPLETE) return INCOMPLETE;
       const k = p + 1;
@@ -505,16 +598,20 @@ class TraceParser {
    */
   private parseArgs(buf: Uint8Array, start: number, end: number): number {
     let p = start + 1;
+    let needComma = false;
     for (;;) {
       p = skipWhitespace(buf, p, end);
       if (p >= end) return INCOMPLETE;
       const c = buf[p];
       if (c === Ch.RBrace) return p + 1;
-      if (c === Ch.Comma) {
+      if (c === Ch.Comma && needComma) {
         p++;
+        needComma = false;
         continue;
       }
+      if (needComma) throw new SyntaxProblem(p, "',' or '}' in args");
       if (c !== Ch.Quote) throw new SyntaxProblem(p, 'a quoted key in args');
+      needComma = true;
       const keyEnd = scanString(buf, p, end);
       if (keyEnd === INCOMPLETE) return INCOMPLETE;
       const k = p + 1;
@@ -681,7 +778,8 @@ class TraceParser {
   private reportBare(): void {
     const name = this.profile.strings.get(this.nameId);
     for (const { key, value } of this.pendingBare) {
-      if (this.profile.warnings.length < 50) {
+      if (this.reportedBare < 50) {
+        this.reportedBare++;
         this.profile.warnings.push({
           message: `bare non-JSON value ${value} for "${key}" in event "${name}" read as a string (unquoted metadata, seed 000 §3.4)`,
         });

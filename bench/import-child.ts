@@ -1,0 +1,35 @@
+/**
+ * One measurement in a fresh process (so peak RSS is this job's alone):
+ *   node import-child.js json|import FILE
+ * prints one JSON line {mode, ms, maxRssMB, slices?, error?}.
+ */
+import { readFileSync } from 'node:fs';
+import { importTrace } from '../extension/import/kineto';
+import { analyze } from '../extension/analysis/analyze';
+
+async function main(): Promise<void> {
+  const [mode, file] = process.argv.slice(2);
+  const t0 = performance.now();
+  const result: Record<string, unknown> = { mode };
+  try {
+    if (mode === 'json') {
+      const parsed = JSON.parse(readFileSync(file, 'utf8')) as { traceEvents?: unknown[] } | unknown[];
+      result.events = Array.isArray(parsed) ? parsed.length : (parsed.traceEvents?.length ?? 0);
+    } else if (mode === 'import') {
+      const profile = await importTrace(file);
+      result.slices = profile.slices.length;
+      result.modelMB = Math.round((profile.slices.byteSize() + profile.args.byteSize()) / 1e6);
+    } else if (mode === 'analyze') {
+      const profile = await importTrace(file);
+      analyze(profile);
+      result.slices = profile.slices.length;
+    }
+  } catch (error) {
+    result.error = String((error as Error).message ?? error).slice(0, 120);
+  }
+  result.ms = Math.round(performance.now() - t0);
+  result.maxRssMB = Math.round(process.resourceUsage().maxRSS / 1024);
+  process.stdout.write(`${JSON.stringify(result)}\n`);
+}
+
+void main();

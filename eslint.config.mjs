@@ -21,6 +21,7 @@ export default tseslint.config(
   },
   {
     files: ['**/*.cjs', 'bin/**/*.js'],
+    languageOptions: { sourceType: 'commonjs', globals: { require: 'readonly', __dirname: 'readonly', module: 'writable' } },
     rules: { '@typescript-eslint/no-require-imports': 'off' },
   },
 );

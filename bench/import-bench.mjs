@@ -67,6 +67,10 @@ for (const [label, file] of [
   });
 }
 console.table(rows);
+const model = measure('model', String(10_000_000));
+console.log(
+  `model sizing: 10,000,000 slices in ${model.modelMB} MB of columns, peak RSS ${model.maxRssMB} MB (target < 1 GB)`,
+);
 console.log(`(median of ${runs} runs each; targets: throughput ratio >= 1.0x, peak RSS <= 3x file size, the 1 GB file imports)`);
 
 async function writeSynthetic(source, target, bytes) {

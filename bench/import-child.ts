@@ -6,6 +6,7 @@
 import { readFileSync } from 'node:fs';
 import { importTrace } from '../extension/import/kineto';
 import { analyze } from '../extension/analysis/analyze';
+import { Profile, SliceKind } from '../extension/model/profile';
 
 async function main(): Promise<void> {
   const [mode, file] = process.argv.slice(2);
@@ -19,6 +20,16 @@ async function main(): Promise<void> {
       const profile = await importTrace(file);
       result.slices = profile.slices.length;
       result.modelMB = Math.round((profile.slices.byteSize() + profile.args.byteSize()) / 1e6);
+    } else if (mode === 'model') {
+      // The model's own footprint: N synthetic slices (N = FILE argument), as an importer would append them.
+      const count = Number(file);
+      const profile = new Profile('synthetic');
+      const name = profile.strings.intern('aten::mm');
+      for (let i = 0; i < count; i++)
+        profile.slices.push(SliceKind.Kernel, i & 7, i * 10, 5, name, 0, i, i, -1);
+      profile.slices.compact();
+      result.slices = profile.slices.length;
+      result.modelMB = Math.round(profile.slices.byteSize() / 1e6);
     } else if (mode === 'analyze') {
       const profile = await importTrace(file);
       analyze(profile);

@@ -7,7 +7,14 @@
  *  - per op, kernel and source line: the time tables the views and the CLI show.
  */
 import { FlowPhase, Profile, SliceKind, isDeviceKind, isLaunchKind, isOpKind } from '../model/profile';
-import { LinkProvenance, type Analysis, type FlowStats, type KernelStat, type LineStat, type OpStat } from './types';
+import {
+  LinkProvenance,
+  type Analysis,
+  type FlowStats,
+  type KernelStat,
+  type LineStat,
+  type OpStat,
+} from './types';
 import { userFrameOfPythonFunction } from './sourceLines';
 
 /** Share of comparable device events on which both linking rules must agree for External ids to be trusted. */
@@ -98,7 +105,8 @@ export function analyze(profile: Profile): Analysis {
     let enclosing = runtime >= 0 ? enclosingOpOf(profile, runtime) : -1;
     if (device && enclosing < 0) {
       const source = flowSourceOf.get(i);
-      if (source !== undefined) enclosing = isOpKind(slices.kind[source]) ? source : enclosingOpOf(profile, source);
+      if (source !== undefined)
+        enclosing = isOpKind(slices.kind[source]) ? source : enclosingOpOf(profile, source);
     }
     byEnclosure[i] = enclosing;
     if (enclosing >= 0) enclosureResolved++;
@@ -153,7 +161,12 @@ export function analyze(profile: Profile): Analysis {
     if (parent >= 0 && isOpKind(slices.kind[i])) cpuSelfNs[parent] -= slices.dur[i];
   }
   for (let i = 0; i < n; i++) if (cpuSelfNs[i] < 0) cpuSelfNs[i] = 0;
-  const deviceStats = { total: 0, linkedToRuntime: 0, linkedToOp: 0, byProvenance: { external_id: 0, enclosure: 0, none: 0 } };
+  const deviceStats = {
+    total: 0,
+    linkedToRuntime: 0,
+    linkedToOp: 0,
+    byProvenance: { external_id: 0, enclosure: 0, none: 0 },
+  };
   for (const i of candidates) {
     if (!isDeviceKind(slices.kind[i])) continue;
     deviceStats.total++;
@@ -241,7 +254,12 @@ function pairFlows(profile: Profile): FlowStats {
   return stats;
 }
 
-function opTable(profile: Profile, cpuSelf: Float64Array, deviceSelf: Float64Array, deviceTotal: Float64Array): OpStat[] {
+function opTable(
+  profile: Profile,
+  cpuSelf: Float64Array,
+  deviceSelf: Float64Array,
+  deviceTotal: Float64Array,
+): OpStat[] {
   const { slices } = profile;
   const byName = new Map<number, OpStat>();
   for (let i = 0; i < slices.length; i++) {
@@ -249,7 +267,14 @@ function opTable(profile: Profile, cpuSelf: Float64Array, deviceSelf: Float64Arr
     const nameId = slices.name[i];
     let stat = byName.get(nameId);
     if (!stat) {
-      stat = { name: profile.strings.get(nameId), calls: 0, cpuSelfNs: 0, cpuTotalNs: 0, deviceSelfNs: 0, deviceTotalNs: 0 };
+      stat = {
+        name: profile.strings.get(nameId),
+        calls: 0,
+        cpuSelfNs: 0,
+        cpuTotalNs: 0,
+        deviceSelfNs: 0,
+        deviceTotalNs: 0,
+      };
       byName.set(nameId, stat);
     }
     stat.calls++;
@@ -278,7 +303,14 @@ function kernelTable(profile: Profile, opOf: Int32Array, candidates: number[]): 
     const nameId = slices.name[i];
     let stat = byName.get(nameId);
     if (!stat) {
-      stat = { name: strings.get(nameId), kind: KIND_LABEL[kind], count: 0, totalNs: 0, topOp: '', opTime: new Map() };
+      stat = {
+        name: strings.get(nameId),
+        kind: KIND_LABEL[kind],
+        count: 0,
+        totalNs: 0,
+        topOp: '',
+        opTime: new Map(),
+      };
       byName.set(nameId, stat);
     }
     stat.count++;
@@ -299,7 +331,13 @@ function kernelTable(profile: Profile, opOf: Int32Array, candidates: number[]): 
         bestTime = time;
       }
     }
-    result.push({ name: stat.name, kind: stat.kind, count: stat.count, totalNs: stat.totalNs, topOp: best >= 0 ? strings.get(best) : '' });
+    result.push({
+      name: stat.name,
+      kind: stat.kind,
+      count: stat.count,
+      totalNs: stat.totalNs,
+      topOp: best >= 0 ? strings.get(best) : '',
+    });
   }
   return result.sort((a, b) => b.totalNs - a.totalNs || a.name.localeCompare(b.name));
 }
@@ -350,7 +388,12 @@ function attributeLines(
     if (sites) {
       const chain = sites.get(slices.externalId[op]);
       if (chain && chain.length > 0) {
-        line = lineFor({ file: chain[0].file, line: chain[0].line, function: chain[0].function, exact: true });
+        line = lineFor({
+          file: chain[0].file,
+          line: chain[0].line,
+          function: chain[0].function,
+          exact: true,
+        });
       }
     } else {
       for (let a = slices.parent[op]; a >= 0; a = slices.parent[a]) {
@@ -372,8 +415,19 @@ function attributeLines(
     lineOf[op] = line;
   }
 
-  const stats: (LineStat & { opMap: Map<number, { cpuNs: number; deviceNs: number; calls: number }>; kernelMap: Map<number, { count: number; totalNs: number }> })[] =
-    keys.map((k) => ({ ...k, cpuNs: 0, deviceNs: 0, ops: 0, topOps: [], topKernels: [], opMap: new Map(), kernelMap: new Map() }));
+  const stats: (LineStat & {
+    opMap: Map<number, { cpuNs: number; deviceNs: number; calls: number }>;
+    kernelMap: Map<number, { count: number; totalNs: number }>;
+  })[] = keys.map((k) => ({
+    ...k,
+    cpuNs: 0,
+    deviceNs: 0,
+    ops: 0,
+    topOps: [],
+    topKernels: [],
+    opMap: new Map(),
+    kernelMap: new Map(),
+  }));
   for (const op of ops) {
     const line = lineOf[op];
     if (line < 0) continue;
@@ -410,7 +464,9 @@ function attributeLines(
       .slice(0, 10),
   }));
   // lineOf indexes `lines` in its final (sorted) order.
-  const order = lines.map((_, i) => i).sort((a, b) => lines[b].deviceNs - lines[a].deviceNs || lines[b].cpuNs - lines[a].cpuNs);
+  const order = lines
+    .map((_, i) => i)
+    .sort((a, b) => lines[b].deviceNs - lines[a].deviceNs || lines[b].cpuNs - lines[a].cpuNs);
   const rank = new Int32Array(lines.length);
   order.forEach((old, pos) => (rank[old] = pos));
   for (let i = 0; i < n; i++) if (lineOf[i] >= 0) lineOf[i] = rank[lineOf[i]];

@@ -13,7 +13,9 @@ export function isUserFile(file: string): boolean {
 const PYTHON_FUNCTION = /^(.*)\((\d+)\): (.*)$/;
 
 /** The user frame a python_function slice names, or null for built-ins, library frames and other names. */
-export function userFrameOfPythonFunction(name: string): { file: string; line: number; function: string } | null {
+export function userFrameOfPythonFunction(
+  name: string,
+): { file: string; line: number; function: string } | null {
   const match = PYTHON_FUNCTION.exec(name);
   if (!match) return null;
   const file = match[1];

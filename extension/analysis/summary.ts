@@ -12,9 +12,24 @@ export interface SummaryJson {
     linked_to_op: number;
     by_provenance: { external_id: number; enclosure: number; none: number };
   };
-  ops: { name: string; calls: number; cpu_self_us: number; cpu_total_us: number; device_self_us: number; device_total_us: number }[];
+  ops: {
+    name: string;
+    calls: number;
+    cpu_self_us: number;
+    cpu_total_us: number;
+    device_self_us: number;
+    device_total_us: number;
+  }[];
   kernels: { name: string; count: number; total_us: number; top_op: string }[];
-  lines: { file: string; line: number; function: string; exact: boolean; cpu_us: number; device_us: number; ops: number }[];
+  lines: {
+    file: string;
+    line: number;
+    function: string;
+    exact: boolean;
+    cpu_us: number;
+    device_us: number;
+    ops: number;
+  }[];
 }
 
 /** Microseconds with nanosecond precision kept (3 decimals). */
@@ -35,10 +50,16 @@ export function buildSummary(analysis: Analysis): SummaryJson {
       path: profile.path,
       format: profile.format,
       events: profile.eventCount,
-      warnings: profile.warnings.map((w) => (w.offset === undefined ? w.message : `${w.message} (at byte ${w.offset})`)),
+      warnings: profile.warnings.map((w) =>
+        w.offset === undefined ? w.message : `${w.message} (at byte ${w.offset})`,
+      ),
     },
     counts,
-    flows: { paired: analysis.flows.paired, start_only: analysis.flows.startOnly, finish_only: analysis.flows.finishOnly },
+    flows: {
+      paired: analysis.flows.paired,
+      start_only: analysis.flows.startOnly,
+      finish_only: analysis.flows.finishOnly,
+    },
     device_events: {
       total: analysis.deviceEvents.total,
       linked_to_runtime: analysis.deviceEvents.linkedToRuntime,
@@ -53,7 +74,12 @@ export function buildSummary(analysis: Analysis): SummaryJson {
       device_self_us: us(op.deviceSelfNs),
       device_total_us: us(op.deviceTotalNs),
     })),
-    kernels: analysis.kernels.map((k) => ({ name: k.name, count: k.count, total_us: us(k.totalNs), top_op: k.topOp })),
+    kernels: analysis.kernels.map((k) => ({
+      name: k.name,
+      count: k.count,
+      total_us: us(k.totalNs),
+      top_op: k.topOp,
+    })),
     lines: analysis.lines.map((l) => ({
       file: l.file,
       line: l.line,

@@ -11,8 +11,13 @@ export function formatTable(header: string[], rows: string[][]): string {
   const cells = [header, ...rows].map((row) => row.map(fit));
   const widths = header.map((_, c) => Math.max(...cells.map((row) => row[c].length)));
   const line = (row: string[]) =>
-    row.map((cell, c) => (c === 0 ? cell.padEnd(widths[c]) : cell.padStart(widths[c]))).join('  ').trimEnd();
-  return [line(cells[0]), widths.map((w) => '-'.repeat(w)).join('  '), ...cells.slice(1).map(line)].join('\n');
+    row
+      .map((cell, c) => (c === 0 ? cell.padEnd(widths[c]) : cell.padStart(widths[c])))
+      .join('  ')
+      .trimEnd();
+  return [line(cells[0]), widths.map((w) => '-'.repeat(w)).join('  '), ...cells.slice(1).map(line)].join(
+    '\n',
+  );
 }
 
 /** A duration in microseconds, in the unit that reads best. */

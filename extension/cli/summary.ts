@@ -42,13 +42,18 @@ export const summaryCommand: CliCommand = {
       throw new UserError((error as Error).message);
     }
     const [target, ...extra] = parsed.positionals;
-    if (!target || extra.length > 0) throw new UserError('usage: flagprof summary TRACE|SESSION [--json] [--top N]');
+    if (!target || extra.length > 0)
+      throw new UserError('usage: flagprof summary TRACE|SESSION [--json] [--top N]');
     const top = parsed.values.top === undefined ? 15 : Number(parsed.values.top);
-    if (!Number.isInteger(top) || top <= 0) throw new UserError(`--top: expected a positive integer, got '${parsed.values.top}'`);
+    if (!Number.isInteger(top) || top <= 0)
+      throw new UserError(`--top: expected a positive integer, got '${parsed.values.top}'`);
     const profile = await loadProfileArgument(target);
     const summary = buildSummary(analyze(profile));
-    for (const warning of summary.source.warnings) process.stderr.write(`flagprof: warning: ${target}: ${warning}\n`);
-    process.stdout.write(parsed.values.json ? `${JSON.stringify(summary, null, 1)}\n` : renderSummary(summary, top));
+    for (const warning of summary.source.warnings)
+      process.stderr.write(`flagprof: warning: ${target}: ${warning}\n`);
+    process.stdout.write(
+      parsed.values.json ? `${JSON.stringify(summary, null, 1)}\n` : renderSummary(summary, top),
+    );
     return 0;
   },
 };
@@ -56,7 +61,9 @@ export const summaryCommand: CliCommand = {
 export function renderSummary(summary: SummaryJson, top: number): string {
   const out: string[] = [];
   const d = summary.device_events;
-  out.push(`${summary.source.path}  (${summary.source.format}, ${summary.source.events.toLocaleString('en-US')} events)`);
+  out.push(
+    `${summary.source.path}  (${summary.source.format}, ${summary.source.events.toLocaleString('en-US')} events)`,
+  );
   const counts = Object.entries(summary.counts)
     .filter(([, n]) => n > 0)
     .map(([k, n]) => `${k} ${n.toLocaleString('en-US')}`)
@@ -76,7 +83,14 @@ export function renderSummary(summary: SummaryJson, top: number): string {
       ['op', 'calls', 'device self', 'device total', 'CPU self', 'CPU total'],
       summary.ops
         .slice(0, top)
-        .map((o) => [o.name, String(o.calls), formatUs(o.device_self_us), formatUs(o.device_total_us), formatUs(o.cpu_self_us), formatUs(o.cpu_total_us)]),
+        .map((o) => [
+          o.name,
+          String(o.calls),
+          formatUs(o.device_self_us),
+          formatUs(o.device_total_us),
+          formatUs(o.cpu_self_us),
+          formatUs(o.cpu_total_us),
+        ]),
     ),
   );
   if (summary.kernels.length > 0) {
@@ -85,18 +99,30 @@ export function renderSummary(summary: SummaryJson, top: number): string {
     out.push(
       formatTable(
         ['kernel', 'count', 'total', 'launched by'],
-        summary.kernels.slice(0, top).map((k) => [k.name, String(k.count), formatUs(k.total_us), k.top_op || '—']),
+        summary.kernels
+          .slice(0, top)
+          .map((k) => [k.name, String(k.count), formatUs(k.total_us), k.top_op || '—']),
       ),
     );
   }
   if (summary.lines.length > 0) {
     const exact = summary.lines.some((l) => l.exact);
     out.push('');
-    out.push(`Top source lines (${exact ? 'exact call sites' : 'function level: def lines of the enclosing Python function'})`);
+    out.push(
+      `Top source lines (${exact ? 'exact call sites' : 'function level: def lines of the enclosing Python function'})`,
+    );
     out.push(
       formatTable(
         ['line', 'function', 'device', 'CPU', 'ops'],
-        summary.lines.slice(0, top).map((l) => [`${l.file}:${l.line}`, l.function, formatUs(l.device_us), formatUs(l.cpu_us), String(l.ops)]),
+        summary.lines
+          .slice(0, top)
+          .map((l) => [
+            `${l.file}:${l.line}`,
+            l.function,
+            formatUs(l.device_us),
+            formatUs(l.cpu_us),
+            String(l.ops),
+          ]),
       ),
     );
   }

@@ -95,19 +95,28 @@ export function isJsonLiteral(buf: Uint8Array, start: number, end: number): bool
     let i = start;
     if (buf[i] === Ch.Minus) i++;
     let digits = 0;
-    while (i < end && buf[i] >= Ch.Zero && buf[i] <= Ch.Nine) (i++, digits++);
+    while (i < end && buf[i] >= Ch.Zero && buf[i] <= Ch.Nine) {
+      i++;
+      digits++;
+    }
     if (digits === 0) return false;
     if (i < end && buf[i] === Ch.Dot) {
       i++;
       let frac = 0;
-      while (i < end && buf[i] >= Ch.Zero && buf[i] <= Ch.Nine) (i++, frac++);
+      while (i < end && buf[i] >= Ch.Zero && buf[i] <= Ch.Nine) {
+        i++;
+        frac++;
+      }
       if (frac === 0) return false;
     }
     if (i < end && (buf[i] === Ch.LowerE || buf[i] === Ch.E)) {
       i++;
       if (i < end && (buf[i] === Ch.Plus || buf[i] === Ch.Minus)) i++;
       let exp = 0;
-      while (i < end && buf[i] >= Ch.Zero && buf[i] <= Ch.Nine) (i++, exp++);
+      while (i < end && buf[i] >= Ch.Zero && buf[i] <= Ch.Nine) {
+        i++;
+        exp++;
+      }
       if (exp === 0) return false;
     }
     return i === end;
@@ -123,7 +132,12 @@ export function isJsonLiteral(buf: Uint8Array, start: number, end: number): bool
 }
 
 /** Called for each bare non-JSON value met while skipping (seed 000 §3.4); gets the key before it, if any. */
-export type BareValueHandler = (keyStart: number, keyEnd: number, valueStart: number, valueEnd: number) => void;
+export type BareValueHandler = (
+  keyStart: number,
+  keyEnd: number,
+  valueStart: number,
+  valueEnd: number,
+) => void;
 
 /**
  * Skips one JSON value starting at p (after whitespace). Tolerant of bare identifiers as values inside objects,

@@ -18,6 +18,7 @@ export interface TrackTable {
 }
 
 export function finishProfile(profile: Profile, tracks: TrackTable, originUs: number): void {
+  profile.slices.compact();
   setOrigin(profile, originUs);
   nameTracks(profile, tracks);
   classifyUncategorized(profile, tracks);
@@ -69,7 +70,11 @@ function classifyUncategorized(profile: Profile, tracks: TrackTable): void {
     if (kind < 0) continue;
     if (kind === SliceKind.Kernel) {
       const name = strings.get(slices.name[i]).toLowerCase();
-      slices.kind[i] = name.includes('memcpy') ? SliceKind.Memcpy : name.includes('memset') ? SliceKind.Memset : kind;
+      slices.kind[i] = name.includes('memcpy')
+        ? SliceKind.Memcpy
+        : name.includes('memset')
+          ? SliceKind.Memset
+          : kind;
     } else {
       slices.kind[i] = kind;
     }
@@ -128,7 +133,10 @@ function nest(profile: Profile): void {
     for (let k = offsets[t]; k < offsets[t + 1]; k++) {
       const i = order[k];
       const s = slices.start[i];
-      while (stack.length > 0 && slices.start[stack[stack.length - 1]] + slices.dur[stack[stack.length - 1]] <= s) {
+      while (
+        stack.length > 0 &&
+        slices.start[stack[stack.length - 1]] + slices.dur[stack[stack.length - 1]] <= s
+      ) {
         // A zero-length parent at the same instant still encloses what starts there.
         const top = stack[stack.length - 1];
         if (slices.dur[top] === 0 && slices.start[top] === s && slices.dur[i] === 0) break;
@@ -186,7 +194,8 @@ function bindFlows(profile: Profile): void {
   const { flows, tracks } = profile;
   // 2021 traces give flow halves integer tids while the stream's slices say "stream 7": look those up by name.
   const byText = new Map<string, number>();
-  for (const track of tracks) if (track.sliceCount > 0) byText.set(`${track.pid}\u0000${track.tid}`, track.id);
+  for (const track of tracks)
+    if (track.sliceCount > 0) byText.set(`${track.pid}\u0000${track.tid}`, track.id);
   for (let f = 0; f < flows.length; f++) {
     let track = flows.track[f];
     if (tracks[track].sliceCount === 0) {

@@ -68,7 +68,8 @@ export async function importTrace(file: string, options: ImportOptions = {}): Pr
   } finally {
     await handle.close();
   }
-  if (headBytes === 0) throw new ImportError(file, 0, 'empty file: expected a Kineto trace (JSON object or array)');
+  if (headBytes === 0)
+    throw new ImportError(file, 0, 'empty file: expected a Kineto trace (JSON object or array)');
   const gzipped = headBytes === 2 && head[0] === GZIP_MAGIC_0 && head[1] === GZIP_MAGIC_1;
 
   const parser = new TraceParser(file, options);
@@ -115,10 +116,15 @@ export async function importTrace(file: string, options: ImportOptions = {}): Pr
  * Parses a trace held in memory, fed in chunks of the given size (tests use small chunks to cross every
  * boundary case the streaming reader meets).
  */
-export function importTraceBytes(file: string, bytes: Uint8Array, options: ImportOptions & { chunkSize?: number } = {}): Profile {
+export function importTraceBytes(
+  file: string,
+  bytes: Uint8Array,
+  options: ImportOptions & { chunkSize?: number } = {},
+): Profile {
   const parser = new TraceParser(file, options);
   const step = options.chunkSize ?? bytes.length;
-  for (let at = 0; at < bytes.length; at += step) parser.feed(bytes.subarray(at, Math.min(bytes.length, at + step)));
+  for (let at = 0; at < bytes.length; at += step)
+    parser.feed(bytes.subarray(at, Math.min(bytes.length, at + step)));
   return parser.finish();
 }
 
@@ -143,7 +149,8 @@ class ParseWindow {
   }
 
   append(chunk: Uint8Array): void {
-    if (this.used + chunk.length > this.buffer.length) this.grow(Math.max(this.buffer.length * 2, this.used + chunk.length));
+    if (this.used + chunk.length > this.buffer.length)
+      this.grow(Math.max(this.buffer.length * 2, this.used + chunk.length));
     this.buffer.set(chunk, this.used);
     this.filled(chunk.length);
   }
@@ -270,10 +277,18 @@ class TraceParser {
     }
     this.run(true);
     if (this.state !== State.End) {
-      throw new ImportError(this.file, this.base + this.end, `truncated JSON: expected ${this.expectation()}`);
+      throw new ImportError(
+        this.file,
+        this.base + this.end,
+        `truncated JSON: expected ${this.expectation()}`,
+      );
     }
     if (!this.sawEvents) {
-      throw new ImportError(this.file, 0, 'not a trace: expected a "traceEvents" array or a top-level event array');
+      throw new ImportError(
+        this.file,
+        0,
+        'not a trace: expected a "traceEvents" array or a top-level event array',
+      );
     }
     if (this.bareValues > this.reportedBare) {
       this.profile.warnings.push({
@@ -414,7 +429,10 @@ class TraceParser {
           }
           case State.End: {
             // Trailing bytes after a complete trace: keep what was read and say so.
-            this.profile.warnings.push({ message: 'ignored trailing data after the trace', offset: this.base + p });
+            this.profile.warnings.push({
+              message: 'ignored trailing data after the trace',
+              offset: this.base + p,
+            });
             p = end;
             continue;
           }
@@ -516,7 +534,8 @@ class TraceParser {
         // "id"
         next = this.stringOrToken(buf, p, end);
         if (next === INCOMPLETE) return INCOMPLETE;
-        this.idTok = c === Ch.Quote ? this.interner.intern(buf, p + 1, next - 1) : this.interner.intern(buf, p, next);
+        this.idTok =
+          c === Ch.Quote ? this.interner.intern(buf, p + 1, next - 1) : this.interner.intern(buf, p, next);
       } else if (klen === 3 && buf[k + 2] === 0x64 && k1 === 0x69 && (k0 === 0x70 || k0 === 0x74)) {
         // "pid" / "tid"
         next = this.stringOrToken(buf, p, end);
@@ -557,7 +576,10 @@ class TraceParser {
         }
       } else if (klen === 4 && k0 === 0x61 && k1 === 0x72 && buf[k + 2] === 0x67 && buf[k + 3] === 0x73) {
         // "args"
-        next = c === Ch.LBrace ? this.parseArgs(buf, p, end) : skipValue(buf, p, end, this.bareHandler(buf, k, keyEnd));
+        next =
+          c === Ch.LBrace
+            ? this.parseArgs(buf, p, end)
+            : skipValue(buf, p, end, this.bareHandler(buf, k, keyEnd));
         if (next === INCOMPLETE) return INCOMPLETE;
         if (c === Ch.LBrace) {
           this.argsStart = p;
@@ -623,7 +645,12 @@ class TraceParser {
       let which = 0;
       if (keyEnd - k === 11) {
         const k0 = buf[k];
-        if ((k0 === 0x45 || k0 === 0x65) && buf[k + 1] === 0x78 && buf[k + 9] === 0x69 && buf[k + 10] === 0x64) {
+        if (
+          (k0 === 0x45 || k0 === 0x65) &&
+          buf[k + 1] === 0x78 &&
+          buf[k + 9] === 0x69 &&
+          buf[k + 10] === 0x64
+        ) {
           which = k0 === 0x45 ? 1 : 2; // "External id" / "external id"
         } else if (k0 === 0x63 && buf[k + 1] === 0x6f && buf[k + 10] === 0x6e && buf[k + 4] === 0x65) {
           which = 3; // "correlation"
@@ -736,7 +763,13 @@ class TraceParser {
     if (ph === 0x73 /* s */ || ph === 0x66 /* f */ || ph === 0x74 /* t */) {
       const phase = ph === 0x73 ? FlowPhase.Start : ph === 0x66 ? FlowPhase.Finish : FlowPhase.Step;
       const track = this.trackFor(pidTok, tidTok);
-      profile.flows.push(this.catId < 0 ? 0 : this.catId, this.idTok < 0 ? 0 : this.idTok, phase, this.relativeNs(), track);
+      profile.flows.push(
+        this.catId < 0 ? 0 : this.catId,
+        this.idTok < 0 ? 0 : this.idTok,
+        phase,
+        this.relativeNs(),
+        track,
+      );
       return;
     }
     if (ph === 0x42 /* B */ || ph === 0x45 /* E */) {
@@ -767,7 +800,8 @@ class TraceParser {
       stack.push(slice);
     } else {
       const slice = stack.pop();
-      if (slice !== undefined) this.profile.slices.dur[slice] = Math.max(0, start - this.profile.slices.start[slice]);
+      if (slice !== undefined)
+        this.profile.slices.dur[slice] = Math.max(0, start - this.profile.slices.start[slice]);
     }
   }
 
@@ -811,7 +845,8 @@ class TraceParser {
         if (track === undefined) break; // a thread with no events: nothing to name
         const t = this.profile.tracks[track];
         if (m.name === 'thread_name' && typeof m.args.name === 'string') t.name = m.args.name;
-        if (m.name === 'thread_sort_index' && typeof m.args.sort_index === 'number') t.threadSortIndex = m.args.sort_index;
+        if (m.name === 'thread_sort_index' && typeof m.args.sort_index === 'number')
+          t.threadSortIndex = m.args.sort_index;
         break;
       }
     }

@@ -222,6 +222,23 @@ export class SliceTable {
     return i;
   }
 
+  /** Shrinks the columns to their length once loading is done (doubling leaves up to half unused). */
+  compact(): void {
+    if (this.length === this.capacity) return;
+    const n = Math.max(this.length, 1);
+    this.kind = this.kind.slice(0, n);
+    this.track = this.track.slice(0, n);
+    this.depth = this.depth.slice(0, n);
+    this.start = this.start.slice(0, n);
+    this.dur = this.dur.slice(0, n);
+    this.name = this.name.slice(0, n);
+    this.cat = this.cat.slice(0, n);
+    this.correlation = this.correlation.slice(0, n);
+    this.externalId = this.externalId.slice(0, n);
+    this.parent = this.parent.slice(0, n);
+    this.args = this.args.slice(0, n);
+  }
+
   end(i: number): number {
     return this.start[i] + this.dur[i];
   }
@@ -321,7 +338,10 @@ export class Profile {
    * Slices grouped by track, each group sorted by start (longer first on ties, so parents precede children):
    * slices of track t are order[offsets[t] .. offsets[t + 1]). Set by the importer's finishing pass.
    */
-  byTrack: { order: Uint32Array; offsets: Uint32Array } = { order: new Uint32Array(0), offsets: new Uint32Array(1) };
+  byTrack: { order: Uint32Array; offsets: Uint32Array } = {
+    order: new Uint32Array(0),
+    offsets: new Uint32Array(1),
+  };
   /** Exact call-site chains by External id, innermost first (from the capture agent's sites.json). */
   sites: Map<number, SourceFrame[]> | undefined;
 

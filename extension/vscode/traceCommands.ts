@@ -1,3 +1,57 @@
-import type * as vscode from 'vscode';
+/**
+ * "FlagOS: Open Trace…": a Kineto trace (.json / .json.gz) or a session folder becomes a profile that the timeline
+ * shows and the editor annotates.
+ */
+import * as path from 'node:path';
+import * as vscode from 'vscode';
+import { analyze } from '../analysis/analyze';
+import { loadProfileArgument } from '../cli/summary';
+import { setActiveProfile } from './editorAnnotations';
+import { showTimeline } from './timeline';
 
-export function registerTraceCommands(_context: vscode.ExtensionContext): void {}
+export function registerTraceCommands(context: vscode.ExtensionContext): void {
+  context.subscriptions.push(
+    vscode.commands.registerCommand('flagos.openTrace', async (target?: vscode.Uri) => {
+      const uri = target ?? (await pickTrace());
+      if (!uri) return;
+      await openTrace(context, uri.fsPath);
+    }),
+  );
+}
+
+async function pickTrace(): Promise<vscode.Uri | undefined> {
+  const picked = await vscode.window.showOpenDialog({
+    title: 'Open a PyTorch profiler trace',
+    canSelectMany: false,
+    canSelectFolders: false,
+    filters: { 'Kineto traces': ['json', 'gz'], 'All files': ['*'] },
+  });
+  return picked?.[0];
+}
+
+/** Loads, analyses and shows a trace or session folder; errors are one clear message, never a stack. */
+export async function openTrace(context: vscode.ExtensionContext, source: string): Promise<void> {
+  const label = path.basename(source);
+  try {
+    const { profile, analysis } = await vscode.window.withProgress(
+      {
+        location: vscode.ProgressLocation.Notification,
+        title: `FlagOS: opening ${label}`,
+        cancellable: false,
+      },
+      async (progress) => {
+        progress.report({ message: 'reading the trace' });
+        const loaded = await loadProfileArgument(source);
+        progress.report({ message: 'linking kernels to ops and lines' });
+        return { profile: loaded, analysis: analyze(loaded) };
+      },
+    );
+    setActiveProfile(profile, analysis, label);
+    showTimeline(context, profile, analysis, { source });
+    if (profile.warnings.length > 0) {
+      void vscode.window.showWarningMessage(`${label}: ${profile.warnings[0].message}`);
+    }
+  } catch (error) {
+    void vscode.window.showErrorMessage(`FlagOS: ${(error as Error).message}`);
+  }
+}

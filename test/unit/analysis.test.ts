@@ -13,18 +13,44 @@ function profileOf(events: Event[]) {
 }
 
 const op = (name: string, ts: number, dur: number, ext: number, tid = 1): Event => ({
-  ph: 'X', cat: 'cpu_op', name, pid: 1, tid, ts, dur, args: { 'External id': ext },
+  ph: 'X',
+  cat: 'cpu_op',
+  name,
+  pid: 1,
+  tid,
+  ts,
+  dur,
+  args: { 'External id': ext },
 });
 const launch = (ts: number, corr: number, ext?: number, tid = 1): Event => ({
-  ph: 'X', cat: 'cuda_runtime', name: 'cudaLaunchKernel', pid: 1, tid, ts, dur: 2,
+  ph: 'X',
+  cat: 'cuda_runtime',
+  name: 'cudaLaunchKernel',
+  pid: 1,
+  tid,
+  ts,
+  dur: 2,
   args: ext === undefined ? { correlation: corr } : { correlation: corr, 'External id': ext },
 });
 const kernel = (name: string, ts: number, dur: number, corr: number, ext?: number): Event => ({
-  ph: 'X', cat: 'kernel', name, pid: 0, tid: 7, ts, dur,
+  ph: 'X',
+  cat: 'kernel',
+  name,
+  pid: 0,
+  tid: 7,
+  ts,
+  dur,
   args: ext === undefined ? { correlation: corr } : { correlation: corr, 'External id': ext },
 });
 const flow = (ph: 's' | 'f', id: number, ts: number, pid: number, tid: number, cat = 'ac2g'): Event => ({
-  ph, id, ts, pid, tid, cat, name: cat, ...(ph === 'f' ? { bp: 'e' } : {}),
+  ph,
+  id,
+  ts,
+  pid,
+  tid,
+  cat,
+  name: cat,
+  ...(ph === 'f' ? { bp: 'e' } : {}),
 });
 
 function indexOf(profile: ReturnType<typeof profileOf>, name: string, nth = 0): number {
@@ -82,9 +108,19 @@ describe('device event -> runtime call -> op', () => {
   });
 
   it('leaves a device event with no runtime call and no usable External id unlinked, and counts it', () => {
-    const p = profileOf([op('aten::add', 100, 50, 1), launch(110, 10), kernel('k', 200, 5, 10), kernel('orphan', 300, 5, 99)]);
+    const p = profileOf([
+      op('aten::add', 100, 50, 1),
+      launch(110, 10),
+      kernel('k', 200, 5, 10),
+      kernel('orphan', 300, 5, 99),
+    ]);
     const a = analyze(p);
-    expect(a.deviceEvents).toEqual({ total: 2, linkedToRuntime: 1, linkedToOp: 1, byProvenance: { external_id: 0, enclosure: 1, none: 1 } });
+    expect(a.deviceEvents).toEqual({
+      total: 2,
+      linkedToRuntime: 1,
+      linkedToOp: 1,
+      byProvenance: { external_id: 0, enclosure: 1, none: 1 },
+    });
     expect(a.opOf[indexOf(p, 'orphan')]).toBe(-1);
   });
 
@@ -123,14 +159,28 @@ describe('flows pair by (category, id)', () => {
 describe('kernels and lines', () => {
   it('names the op that launched most of a kernel’s time', () => {
     const p = profileOf([
-      op('aten::mm', 100, 50, 1), launch(110, 10, 1), kernel('gemm', 200, 50, 10, 1),
-      op('aten::addmm', 300, 50, 2), launch(310, 11, 2), kernel('gemm', 400, 5, 11, 2),
+      op('aten::mm', 100, 50, 1),
+      launch(110, 10, 1),
+      kernel('gemm', 200, 50, 10, 1),
+      op('aten::addmm', 300, 50, 2),
+      launch(310, 11, 2),
+      kernel('gemm', 400, 5, 11, 2),
     ]);
-    expect(analyze(p).kernels).toEqual([{ name: 'gemm', kind: 'kernel', count: 2, totalNs: 55000, topOp: 'aten::mm' }]);
+    expect(analyze(p).kernels).toEqual([
+      { name: 'gemm', kind: 'kernel', count: 2, totalNs: 55000, topOp: 'aten::mm' },
+    ]);
   });
 
   it('function level: the innermost user python_function owns the op, library frames do not', () => {
-    const py = (name: string, ts: number, dur: number): Event => ({ ph: 'X', cat: 'python_function', name, pid: 1, tid: 1, ts, dur });
+    const py = (name: string, ts: number, dur: number): Event => ({
+      ph: 'X',
+      cat: 'python_function',
+      name,
+      pid: 1,
+      tid: 1,
+      ts,
+      dur,
+    });
     const p = profileOf([
       py('train.py(10): step', 0, 1000),
       py('model.py(40): forward', 10, 500),
@@ -157,13 +207,25 @@ describe('kernels and lines', () => {
     ]);
     p.sites = new Map([[5, [{ file: '/home/u/model.py', line: 44, function: 'forward' }]]]);
     const lines = buildSummary(analyze(p)).lines;
-    expect(lines).toEqual([{ file: '/home/u/model.py', line: 44, function: 'forward', exact: true, cpu_us: 100, device_us: 0, ops: 1 }]);
+    expect(lines).toEqual([
+      {
+        file: '/home/u/model.py',
+        line: 44,
+        function: 'forward',
+        exact: true,
+        cpu_us: 100,
+        device_us: 0,
+        ops: 1,
+      },
+    ]);
   });
 });
 
 describe('real traces', () => {
   it('modern CUDA: every device event reaches its op through a trusted External id', async () => {
-    const a = analyze(await importTrace(path.join(ROOT, tracePath('tracelens_h100_owlv2_large.trace.json.gz'))));
+    const a = analyze(
+      await importTrace(path.join(ROOT, tracePath('tracelens_h100_owlv2_large.trace.json.gz'))),
+    );
     expect(a.externalIdTrusted).toBe(true);
     expect(a.deviceEvents.linkedToOp).toBe(a.deviceEvents.total);
     expect(a.deviceEvents.byProvenance.external_id).toBe(a.deviceEvents.total);
@@ -172,15 +234,24 @@ describe('real traces', () => {
   it('2023 A100 trace whose External ids equal correlation ids: linked by enclosure, all 98 device events', async () => {
     const a = analyze(await importTrace(path.join(ROOT, tracePath('hta_a100_simple_add.trace.json.gz'))));
     expect(a.externalIdTrusted).toBe(false);
-    expect(a.deviceEvents).toEqual({ total: 98, linkedToRuntime: 98, linkedToOp: 98, byProvenance: { external_id: 0, enclosure: 98, none: 0 } });
+    expect(a.deviceEvents).toEqual({
+      total: 98,
+      linkedToRuntime: 98,
+      linkedToOp: 98,
+      byProvenance: { external_id: 0, enclosure: 98, none: 0 },
+    });
     expect(a.ops.find((o) => o.name === 'aten::addmm')?.deviceSelfNs).toBeGreaterThan(0);
   });
 
   it('op device self time reconciles with the summed durations of the device events it owns', async () => {
-    const a = analyze(await importTrace(path.join(ROOT, tracePath('hta_v100_ns_resolution_rank0.pt.trace.json.gz'))));
+    const a = analyze(
+      await importTrace(path.join(ROOT, tracePath('hta_v100_ns_resolution_rank0.pt.trace.json.gz'))),
+    );
     const { slices } = a.profile;
     let linked = 0;
-    for (let i = 0; i < slices.length; i++) if (a.opOf[i] >= 0 && (slices.kind[i] === 5 || slices.kind[i] === 6 || slices.kind[i] === 7)) linked += slices.dur[i];
+    for (let i = 0; i < slices.length; i++)
+      if (a.opOf[i] >= 0 && (slices.kind[i] === 5 || slices.kind[i] === 6 || slices.kind[i] === 7))
+        linked += slices.dur[i];
     const selfSum = a.ops.reduce((s, o) => s + o.deviceSelfNs, 0);
     expect(selfSum).toBeCloseTo(linked, 0);
   });

@@ -30,7 +30,12 @@ describe('golden summaries', () => {
       } finally {
         process.chdir(previous);
       }
-      const file = path.join(ROOT, 'test', 'golden', `${name.replace(/\.(trace\.)?json(\.gz)?$/, '')}.summary.json`);
+      const file = path.join(
+        ROOT,
+        'test',
+        'golden',
+        `${name.replace(/\.(trace\.)?json(\.gz)?$/, '')}.summary.json`,
+      );
       if (process.env.UPDATE_GOLDEN || !existsSync(file)) {
         writeFileSync(file, `${JSON.stringify(summary, null, 1)}\n`);
       }

@@ -32,10 +32,15 @@ function importsOrFailsClearly(name: string, bytes: Uint8Array, chunkSize: numbe
 describe('truncated and mutated real traces', () => {
   it('truncation at any byte', () => {
     fc.assert(
-      fc.property(fc.constantFrom(...sources), fc.double({ min: 0, max: 1, noNaN: true }), fc.integer({ min: 1, max: 70000 }), (source, at, chunk) => {
-        const cut = source.bytes.subarray(0, Math.floor(at * source.bytes.length));
-        importsOrFailsClearly(source.name, cut, chunk);
-      }),
+      fc.property(
+        fc.constantFrom(...sources),
+        fc.double({ min: 0, max: 1, noNaN: true }),
+        fc.integer({ min: 1, max: 70000 }),
+        (source, at, chunk) => {
+          const cut = source.bytes.subarray(0, Math.floor(at * source.bytes.length));
+          importsOrFailsClearly(source.name, cut, chunk);
+        },
+      ),
       { numRuns: 150 },
     );
   });
@@ -44,7 +49,13 @@ describe('truncated and mutated real traces', () => {
     fc.assert(
       fc.property(
         fc.constantFrom(...sources),
-        fc.array(fc.tuple(fc.double({ min: 0, max: 1, noNaN: true, maxExcluded: true }), fc.integer({ min: 0, max: 255 })), { minLength: 1, maxLength: 12 }),
+        fc.array(
+          fc.tuple(
+            fc.double({ min: 0, max: 1, noNaN: true, maxExcluded: true }),
+            fc.integer({ min: 0, max: 255 }),
+          ),
+          { minLength: 1, maxLength: 12 },
+        ),
         fc.integer({ min: 1, max: 70000 }),
         (source, edits, chunk) => {
           const bytes = Uint8Array.from(source.bytes);

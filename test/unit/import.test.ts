@@ -14,7 +14,11 @@ describe('every real trace imports', () => {
   for (const trace of realTraces()) {
     it(path.basename(trace), async () => {
       const profile = await importTrace(path.join(ROOT, trace));
-      const key = trace.split(path.sep).slice(-2).join('/').replace(/^traces\//, '');
+      const key = trace
+        .split(path.sep)
+        .slice(-2)
+        .join('/')
+        .replace(/^traces\//, '');
       const fact = facts.get(key) ?? facts.get(path.basename(trace));
       expect(fact, `MANIFEST entry for ${key}`).toBeDefined();
       // Every event is read; complete and instant events become slices, s/f/t halves become flows.
@@ -33,8 +37,10 @@ describe('timestamp forms', () => {
   it('integer absolute microseconds keep nanosecond exactness past 2^53', () => {
     const p = importTraceBytes(
       't.json',
-      enc('[{"ph":"X","name":"a","cat":"cpu_op","pid":1,"tid":1,"ts":1694039968933321,"dur":5},' +
-        '{"ph":"X","name":"b","cat":"cpu_op","pid":1,"tid":1,"ts":1694039968933324,"dur":1}]'),
+      enc(
+        '[{"ph":"X","name":"a","cat":"cpu_op","pid":1,"tid":1,"ts":1694039968933321,"dur":5},' +
+          '{"ph":"X","name":"b","cat":"cpu_op","pid":1,"tid":1,"ts":1694039968933324,"dur":1}]',
+      ),
     );
     expect(p.originNs).toBe(1694039968933321000n);
     expect(p.slices.start[1]).toBe(3000);
@@ -44,8 +50,10 @@ describe('timestamp forms', () => {
   it('float relative to baseTimeNanoseconds, even when the base comes after the events', () => {
     const p = importTraceBytes(
       't.json',
-      enc('{"traceEvents":[{"ph":"X","name":"a","cat":"kernel","pid":0,"tid":7,"ts":2413668742269.099,"dur":1.5}],' +
-        '"baseTimeNanoseconds":1727743122000000000}'),
+      enc(
+        '{"traceEvents":[{"ph":"X","name":"a","cat":"kernel","pid":0,"tid":7,"ts":2413668742269.099,"dur":1.5}],' +
+          '"baseTimeNanoseconds":1727743122000000000}',
+      ),
     );
     expect(p.originNs).toBe(1727743122000000000n + 2413668742269099n);
     expect(p.slices.dur[0]).toBe(1500);
@@ -54,15 +62,20 @@ describe('timestamp forms', () => {
   it('Ascend string timestamps with a nanosecond fraction', () => {
     const p = importTraceBytes(
       't.json',
-      enc('[{"ph":"X","name":"a","pid":1,"tid":1,"ts":"1704161511420306.491","dur":2.5},' +
-        '{"ph":"X","name":"b","pid":1,"tid":1,"ts":"1704161511420307.000","dur":1}]'),
+      enc(
+        '[{"ph":"X","name":"a","pid":1,"tid":1,"ts":"1704161511420306.491","dur":2.5},' +
+          '{"ph":"X","name":"b","pid":1,"tid":1,"ts":"1704161511420307.000","dur":1}]',
+      ),
     );
     expect(p.originNs).toBe(1704161511420306491n);
     expect(p.slices.start[1]).toBeCloseTo(509, 6);
   });
 
   it('float absolute microseconds with a fraction', () => {
-    const p = importTraceBytes('t.json', enc('{"traceEvents":[{"ph":"X","name":"a","pid":1,"tid":1,"ts":1704161511420306.5,"dur":1}]}'));
+    const p = importTraceBytes(
+      't.json',
+      enc('{"traceEvents":[{"ph":"X","name":"a","pid":1,"tid":1,"ts":1704161511420306.5,"dur":1}]}'),
+    );
     expect(p.originNs).toBe(1704161511420306500n);
   });
 });
@@ -96,15 +109,17 @@ describe('tolerance', () => {
   it('string pids and tids, unsorted events, duplicated and missing metadata', () => {
     const p = importTraceBytes(
       't.json',
-      enc(JSON.stringify({
-        traceEvents: [
-          { ph: 'X', name: 'late', cat: 'cpu_op', pid: 'Spans', tid: 'stream 7', ts: 30, dur: 1 },
-          { ph: 'M', name: 'process_name', pid: 'Spans', tid: 0, args: { name: 'Spans' } },
-          { ph: 'M', name: 'process_name', pid: 'Spans', tid: 0, args: { name: 'Spans' } },
-          { ph: 'X', name: 'early', cat: 'cpu_op', pid: 'Spans', tid: 'stream 7', ts: 10, dur: 1 },
-          { ph: 'X', name: 'other', cat: 'cpu_op', pid: 3, tid: '', ts: 20, dur: 1 },
-        ],
-      })),
+      enc(
+        JSON.stringify({
+          traceEvents: [
+            { ph: 'X', name: 'late', cat: 'cpu_op', pid: 'Spans', tid: 'stream 7', ts: 30, dur: 1 },
+            { ph: 'M', name: 'process_name', pid: 'Spans', tid: 0, args: { name: 'Spans' } },
+            { ph: 'M', name: 'process_name', pid: 'Spans', tid: 0, args: { name: 'Spans' } },
+            { ph: 'X', name: 'early', cat: 'cpu_op', pid: 'Spans', tid: 'stream 7', ts: 10, dur: 1 },
+            { ph: 'X', name: 'other', cat: 'cpu_op', pid: 3, tid: '', ts: 20, dur: 1 },
+          ],
+        }),
+      ),
     );
     expect(p.tracks.map((t) => [t.pid, t.tid, t.processName])).toEqual([
       ['Spans', 'stream 7', 'Spans'],
@@ -117,8 +132,10 @@ describe('tolerance', () => {
   it('bare non-JSON metadata values import with a warning naming the key and the event', () => {
     const p = importTraceBytes(
       't.json',
-      enc('{"traceEvents":[{"ph":"X","cat":"kernel","name":"gemm","pid":0,"tid":7,"ts":10,"dur":5,' +
-        '"args":{"memory kind": N/A, "correlation": 3, "bandwidth": 8e-05}}]}'),
+      enc(
+        '{"traceEvents":[{"ph":"X","cat":"kernel","name":"gemm","pid":0,"tid":7,"ts":10,"dur":5,' +
+          '"args":{"memory kind": N/A, "correlation": 3, "bandwidth": 8e-05}}]}',
+      ),
     );
     expect(p.slices.length).toBe(1);
     expect(p.slices.correlation[0]).toBe(3);
@@ -129,8 +146,10 @@ describe('tolerance', () => {
   it('keeps External id 0 distinct from no External id', () => {
     const p = importTraceBytes(
       't.json',
-      enc('[{"ph":"X","cat":"cpu_op","name":"a","pid":1,"tid":1,"ts":1,"dur":5,"args":{"External id":0}},' +
-        '{"ph":"X","cat":"cpu_op","name":"b","pid":1,"tid":1,"ts":2,"dur":1}]'),
+      enc(
+        '[{"ph":"X","cat":"cpu_op","name":"a","pid":1,"tid":1,"ts":1,"dur":5,"args":{"External id":0}},' +
+          '{"ph":"X","cat":"cpu_op","name":"b","pid":1,"tid":1,"ts":2,"dur":1}]',
+      ),
     );
     expect(p.slices.externalId[0]).toBe(0);
     expect(Number.isNaN(p.slices.externalId[1])).toBe(true);
@@ -154,7 +173,8 @@ describe('tolerance', () => {
   it('classifies Ascend events that have no category by their process', async () => {
     const p = await importTrace(path.join(ROOT, tracePath('ascend_npu_trace_view.json')));
     const kinds = new Set<number>();
-    for (let i = 0; i < p.slices.length; i++) if (p.tracks[p.slices.track[i]].processName === 'Ascend Hardware') kinds.add(p.slices.kind[i]);
+    for (let i = 0; i < p.slices.length; i++)
+      if (p.tracks[p.slices.track[i]].processName === 'Ascend Hardware') kinds.add(p.slices.kind[i]);
     expect(kinds.has(SliceKind.Kernel)).toBe(true);
   });
 });
@@ -164,7 +184,11 @@ describe('bad input: one line naming the file, the offset and what was expected'
     ['empty.json', new Uint8Array(0), /empty\.json: empty file.*at byte 0/],
     ['text.json', enc('hello'), /text\.json: invalid JSON: expected '\{' or '\['.*at byte 0/],
     ['object.json', enc('{"a": 1}'), /object\.json: not a trace/],
-    ['truncated.json', enc('{"traceEvents":[{"ph":"X","name":"a"'), /truncated\.json: truncated JSON: expected an event object.*at byte 16/],
+    [
+      'truncated.json',
+      enc('{"traceEvents":[{"ph":"X","name":"a"'),
+      /truncated\.json: truncated JSON: expected an event object.*at byte 16/,
+    ],
     ['array.json', enc('[1,2]'), /array\.json: invalid JSON: expected an event object.*at byte 1/],
     ['garbage.json', enc('{"traceEvents":[{"ph":"X" "name":"a"}]}'), /garbage\.json: invalid JSON/],
   ];
@@ -194,11 +218,17 @@ describe('bad input: one line naming the file, the offset and what was expected'
     damaged.fill(0xff, 3000, 3100);
     writeFileSync(corrupt, damaged);
     await expect(importTrace(truncated)).rejects.toThrow(/cut\.json\.gz: truncated gzip stream/);
-    await expect(importTrace(corrupt)).rejects.toThrow(/bad\.json\.gz: (corrupt gzip data|invalid JSON|truncated)/);
+    await expect(importTrace(corrupt)).rejects.toThrow(
+      /bad\.json\.gz: (corrupt gzip data|invalid JSON|truncated)/,
+    );
   });
 
   it('the CLI prints one line and exits 2, with no stack trace', () => {
-    const result = spawnSync(process.execPath, [path.join(ROOT, 'bin/flagprof.js'), 'summary', 'no-such-trace.json'], { encoding: 'utf8' });
+    const result = spawnSync(
+      process.execPath,
+      [path.join(ROOT, 'bin/flagprof.js'), 'summary', 'no-such-trace.json'],
+      { encoding: 'utf8' },
+    );
     expect(result.status).toBe(2);
     expect(result.stderr.trim().split('\n')).toHaveLength(1);
     expect(result.stderr).toMatch(/no-such-trace\.json: no such file/);

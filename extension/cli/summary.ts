@@ -76,18 +76,22 @@ export function renderSummary(summary: SummaryJson, top: number): string {
     `device events: ${d.total}, linked to a runtime call ${d.linked_to_runtime}, to an op ${d.linked_to_op} ` +
       `(External id ${d.by_provenance.external_id}, enclosure ${d.by_provenance.enclosure}, none ${d.by_provenance.none})`,
   );
+  const device = d.total > 0;
+  if (!device) out.push('no device activity in this profile: CPU times only');
   out.push('');
-  out.push(`Top ops by device self time (of ${summary.ops.length})`);
+  out.push(`Top ops by ${device ? 'device' : 'CPU'} self time (of ${summary.ops.length})`);
+  const opColumns = device
+    ? ['op', 'calls', 'device self', 'device total', 'CPU self', 'CPU total']
+    : ['op', 'calls', 'CPU self', 'CPU total'];
   out.push(
     formatTable(
-      ['op', 'calls', 'device self', 'device total', 'CPU self', 'CPU total'],
+      opColumns,
       summary.ops
         .slice(0, top)
         .map((o) => [
           o.name,
           String(o.calls),
-          formatUs(o.device_self_us),
-          formatUs(o.device_total_us),
+          ...(device ? [formatUs(o.device_self_us), formatUs(o.device_total_us)] : []),
           formatUs(o.cpu_self_us),
           formatUs(o.cpu_total_us),
         ]),
@@ -113,13 +117,13 @@ export function renderSummary(summary: SummaryJson, top: number): string {
     );
     out.push(
       formatTable(
-        ['line', 'function', 'device', 'CPU', 'ops'],
+        device ? ['line', 'function', 'device', 'CPU', 'ops'] : ['line', 'function', 'CPU', 'ops'],
         summary.lines
           .slice(0, top)
           .map((l) => [
             `${l.file}:${l.line}`,
             l.function,
-            formatUs(l.device_us),
+            ...(device ? [formatUs(l.device_us)] : []),
             formatUs(l.cpu_us),
             String(l.ops),
           ]),

@@ -1,0 +1,77 @@
+/** What every check reads, and the constructors of results. */
+import type { Profile } from '../../model/profile';
+import type { Analysis } from '../types';
+import type { CaptureWindow, CheckResult, EvidenceEvent } from './types';
+import type { TraceView } from './view';
+
+/** Capability rows of the cross-backend contract (profiler_support.py, newest variant). */
+export interface Capabilities {
+  cbid: boolean;
+  memcpy: boolean;
+  memset: boolean;
+  /** Upstream marks the linkage case xfail (non-strict) on this platform. */
+  linkageXfail: boolean;
+}
+
+export const PLATFORM_CAPABILITIES: Record<string, Capabilities> = {
+  cuda: { cbid: true, memcpy: true, memset: true, linkageXfail: true },
+  metax: { cbid: true, memcpy: true, memset: true, linkageXfail: false },
+  ppu: { cbid: true, memcpy: true, memset: false, linkageXfail: false },
+  musa: { cbid: true, memcpy: true, memset: false, linkageXfail: false },
+  dcu: { cbid: true, memcpy: false, memset: false, linkageXfail: false },
+  ascend: { cbid: false, memcpy: true, memset: false, linkageXfail: false },
+  gcu: { cbid: true, memcpy: false, memset: false, linkageXfail: false },
+  other: { cbid: true, memcpy: false, memset: false, linkageXfail: false },
+};
+
+export interface CheckContext {
+  profile: Profile;
+  analysis: Analysis;
+  view: TraceView;
+  window: CaptureWindow | undefined;
+  platform: string;
+  capabilities: Capabilities;
+  /** The session's capture mode ('kineto', 'agent', 'cpu'), '' for a bare trace: agent mode is held to strict pairing. */
+  captureMode: string;
+}
+
+type Meta = Pick<CheckResult, 'id' | 'name' | 'title' | 'suite'>;
+
+export function pass(
+  meta: Meta,
+  summary: string,
+  counts: Record<string, number> = {},
+  examples: EvidenceEvent[] = [],
+  details: string[] = [],
+): CheckResult {
+  return { ...meta, status: 'pass', required: true, summary, counts, examples, details };
+}
+
+export function fail(
+  meta: Meta,
+  summary: string,
+  counts: Record<string, number>,
+  examples: EvidenceEvent[],
+  details: string[],
+  hint: string,
+): CheckResult {
+  return {
+    ...meta,
+    status: 'fail',
+    required: true,
+    summary,
+    counts,
+    examples: examples.slice(0, 10),
+    details,
+    hint,
+  };
+}
+
+export function skip(
+  meta: Meta,
+  reason: string,
+  counts: Record<string, number> = {},
+  details: string[] = [],
+): CheckResult {
+  return { ...meta, status: 'skip', required: false, summary: reason, counts, examples: [], details };
+}

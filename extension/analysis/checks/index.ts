@@ -1,0 +1,177 @@
+/**
+ * runChecks(profile, analysis): every structural check on one profile. The capture window is the longest "Trace"
+ * span when the trace has one (what torch.profiler writes and what upstream's checks read); otherwise the
+ * profiling window of the session (session.json), when the profile comes from a session; otherwise none, and the
+ * window checks fail saying so.
+ */
+import type { Profile } from '../../model/profile';
+import type { Analysis } from '../types';
+import type { Baseline } from './baseline';
+import { shippedBaseline } from './baseline';
+import type { CheckContext } from './context';
+import { PLATFORM_CAPABILITIES } from './context';
+import { runContractChecks } from './contract';
+import { runParityChecks, runtimeCategory } from './parity';
+import { importFailure, x1, x2, x3 } from './product';
+import type { CaptureWindow, CheckReport, CheckResult } from './types';
+import { TraceView } from './view';
+
+export type { CaptureWindow, CheckReport, CheckResult, CheckStatus, EvidenceEvent } from './types';
+export { BaselineError, deriveBaseline, parseBaseline, shippedBaseline } from './baseline';
+export type { Baseline } from './baseline';
+
+export interface CheckOptions {
+  baseline?: Baseline;
+  /** A platform name of the contract's capability table; detected from the data when absent. */
+  platform?: string;
+  /** The profiling window from session.json, absolute epoch ns. */
+  sessionWindow?: { startNs: bigint; endNs: bigint };
+  /**
+   * Set when the session recorded no device activity on purpose (capture mode cpu) and why: device checks are
+   * then skipped with that reason instead of failing.
+   */
+  cpuOnlyReason?: string;
+  /** The session's capture mode, when the profile comes from a session. */
+  captureMode?: string;
+}
+
+/** Checks that hold for a CPU-only capture too. */
+const CPU_CHECKS = new Set(['X1', 'K1']);
+
+/** The longest "Trace" span, as both upstream checks pick it. */
+export function traceSpanWindow(profile: Profile): CaptureWindow | undefined {
+  const s = profile.slices;
+  let best = -1;
+  for (let i = 0; i < s.length; i++) {
+    if (profile.categoryOf(i) !== 'Trace') continue;
+    if (best < 0 || s.dur[i] > s.dur[best]) best = i;
+  }
+  if (best < 0) return undefined;
+  return {
+    startNs: s.start[best],
+    endNs: s.start[best] + s.dur[best],
+    source: `Trace span "${profile.nameOf(best)}"`,
+  };
+}
+
+export function captureWindow(profile: Profile, options: CheckOptions = {}): CaptureWindow | undefined {
+  const span = traceSpanWindow(profile);
+  if (span) return span;
+  if (options.sessionWindow) {
+    const { startNs, endNs } = options.sessionWindow;
+    return {
+      startNs: Number(startNs - profile.originNs),
+      endNs: Number(endNs - profile.originNs),
+      source: 'session.json profiling window',
+    };
+  }
+  return undefined;
+}
+
+/** Which row of the capability table applies, and why. */
+export function detectPlatform(profile: Profile, explicit?: string): { platform: string; reason: string } {
+  if (explicit) {
+    const p = explicit.toLowerCase();
+    return { platform: p in PLATFORM_CAPABILITIES ? p : 'other', reason: 'set by the user' };
+  }
+  const md = profile.metadata;
+  const props = (md.deviceProperties ?? md.computeProperties) as unknown;
+  const names = Array.isArray(props)
+    ? props.map((p) => String((p as { name?: unknown })?.name ?? '')).join(' ')
+    : '';
+  if (
+    md.roctracer_version !== undefined ||
+    md.hip_runtime_version !== undefined ||
+    /AMD|Instinct|Radeon|Hygon|DCU/i.test(names)
+  )
+    return { platform: 'dcu', reason: 'ROCm trace (roctracer/hip versions or an AMD/Hygon device)' };
+  if (/Ascend|NPU/i.test(names)) return { platform: 'ascend', reason: `device ${names}` };
+  if (/MetaX|\bC5\d\d\b/i.test(names)) return { platform: 'metax', reason: `device ${names}` };
+  if (/MTT|Moore/i.test(names)) return { platform: 'musa', reason: `device ${names}` };
+  if (/Enflame|GCU/i.test(names)) return { platform: 'gcu', reason: `device ${names}` };
+  if (
+    md.cupti_version !== undefined ||
+    md.cuda_runtime_version !== undefined ||
+    /NVIDIA|Tesla|Quadro|GeForce|RTX/i.test(names)
+  )
+    return {
+      platform: 'cuda',
+      reason: names
+        ? `device ${names.split(' ').slice(0, 3).join(' ')}…`
+        : 'CUPTI/CUDA versions in the trace',
+    };
+  return { platform: 'other', reason: 'no device properties name a known platform' };
+}
+
+function totals(results: CheckResult[]): CheckReport['totals'] {
+  const t = { pass: 0, fail: 0, skip: 0, requiredFailed: 0 };
+  for (const r of results) {
+    t[r.status]++;
+    if (r.status === 'fail' && r.required) t.requiredFailed++;
+  }
+  return t;
+}
+
+export function runChecks(profile: Profile, analysis: Analysis, options: CheckOptions = {}): CheckReport {
+  const baseline = options.baseline ?? shippedBaseline();
+  const window = captureWindow(profile, options);
+  const { platform, reason } = detectPlatform(profile, options.platform);
+  const ctx: CheckContext = {
+    profile,
+    analysis,
+    view: new TraceView(profile, window),
+    window,
+    platform,
+    capabilities: PLATFORM_CAPABILITIES[platform] ?? PLATFORM_CAPABILITIES.other,
+    captureMode: options.captureMode ?? '',
+  };
+  let results = [x1(ctx), ...runParityChecks(ctx, baseline), ...runContractChecks(ctx), x2(ctx), x3(ctx)];
+  const cpuOnly = options.cpuOnlyReason;
+  if (cpuOnly)
+    results = results.map((r) =>
+      CPU_CHECKS.has(r.id)
+        ? r
+        : {
+            ...r,
+            status: 'skip',
+            required: false,
+            summary: `CPU-only capture: ${cpuOnly}`,
+            hint: undefined,
+            examples: [],
+          },
+    );
+  return {
+    source: {
+      path: profile.path,
+      format: profile.format,
+      events: profile.eventCount,
+      warnings: profile.warnings.map((w) => w.message),
+    },
+    platform,
+    platformReason: reason,
+    runtimeCategory: runtimeCategory(ctx, baseline),
+    window,
+    baseline: { source: baseline.source, generatedBy: baseline.generatedBy },
+    results,
+    totals: totals(results),
+  };
+}
+
+/** The report for a trace the importer rejected: X1 fails with the reason, everything else is skipped. */
+export function importFailureReport(
+  path: string,
+  message: string,
+  baseline: Baseline = shippedBaseline(),
+): CheckReport {
+  const results = [importFailure(path, message)];
+  return {
+    source: { path, format: 'unreadable', events: 0, warnings: [message] },
+    platform: 'other',
+    platformReason: 'the trace could not be read',
+    runtimeCategory: '',
+    window: undefined,
+    baseline: { source: baseline.source, generatedBy: baseline.generatedBy },
+    results,
+    totals: totals(results),
+  };
+}

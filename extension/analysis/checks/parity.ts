@@ -1,0 +1,601 @@
+/**
+ * The seven structural parity assertions (torch_fl profiler.md §5, test_profiler_parity.py). Parity helpers select events by
+ * category regardless of phase; every check asserts structure, never counts or durations.
+ */
+import { SliceKind } from '../../model/profile';
+import type { Analysis } from '../types';
+import type { Baseline } from './baseline';
+import type { CheckContext } from './context';
+import { fail, pass, skip } from './context';
+import type { CheckResult, EvidenceEvent } from './types';
+import { DEVICE_CATEGORIES, formatHistogram, histogram, round3 } from './view';
+
+/** The parity file's placeholder runtime names (differs from the contract's set). */
+export const PARITY_GENERIC_RUNTIME_NAMES = ['cudaRuntime', 'cudaLaunchKernel'];
+
+const MISSING_CATEGORY_HINTS: Record<string, string> = {
+  Trace:
+    'no "Trace" capture span: the file was not exported by torch.profiler (export_chrome_trace), or was cut',
+  cpu_op: 'no cpu_op events: the CPU activity was not requested',
+  kernel:
+    'no kernel events: enable the kernel activity kind (CONCURRENT_KERNEL) and check the layout self-check',
+  gpu_memcpy:
+    'no gpu_memcpy events: enable the memcpy activity kind (on Ascend, libmspti.so must be LD_PRELOADed at process start)',
+  gpu_memset:
+    'no gpu_memset events: enable the memset activity kind, and make sure the workload issues a memset',
+};
+
+export function runtimeCategory(ctx: CheckContext, baseline: Baseline): string {
+  return baseline.runtimeCatEquivalents.find((c) => ctx.view.eventsIn(c).length > 0) ?? '';
+}
+
+function p1(ctx: CheckContext, baseline: Baseline): CheckResult {
+  const meta = {
+    id: 'P1',
+    name: 'test_category_coverage',
+    title: 'Category coverage',
+    suite: 'parity' as const,
+  };
+  const present = ctx.view.completeCategories;
+  const equivalents = new Set(baseline.runtimeCatEquivalents);
+  const missing = baseline.categories.filter((c) => !equivalents.has(c) && !present.has(c)).sort();
+  const needsRuntime = baseline.categories.some((c) => equivalents.has(c));
+  const runtimeMissing = needsRuntime && !baseline.runtimeCatEquivalents.some((c) => present.has(c));
+  const counts: Record<string, number> = {};
+  for (const c of baseline.categories) counts[c] = ctx.view.eventsIn(c).length;
+  const details = [
+    `trace categories: ${[...present].sort().join(', ')}`,
+    `baseline categories: ${baseline.categories.join(', ')}`,
+  ];
+  if (missing.length === 0 && !runtimeMissing)
+    return pass(meta, `all ${baseline.categories.length} baseline categories present`, counts, [], details);
+  const parts = [...missing];
+  if (runtimeMissing) parts.push(`a runtime category (${baseline.runtimeCatEquivalents.join(' or ')})`);
+  const hints = missing.map((c) => MISSING_CATEGORY_HINTS[c] ?? `no "${c}" events`);
+  if (runtimeMissing)
+    hints.push(
+      'no runtime events: enable the runtime activity kind at session start (RUNTIME) and emit them as privateuse1_runtime',
+    );
+  return fail(meta, `missing ${parts.join(', ')}`, counts, [], details, hints.join('; ') + '.');
+}
+
+/**
+ * Shared by P2 and K5: every s id has an f half with the same id and vice versa. On stock torch-cuda traces the
+ * finish-only halves on runtime calls that launch nothing are torch's own behaviour (torch_fl profiler.md §6.3).
+ */
+export function flowPairing(
+  ctx: CheckContext,
+  meta: Pick<CheckResult, 'id' | 'name' | 'title' | 'suite'>,
+  runtimeCat: string,
+): CheckResult {
+  const view = ctx.view;
+  const present = view.flowCategories();
+  const cat = present.has('ac2g')
+    ? 'ac2g'
+    : (['async_cpu_to_gpu', 'async'].find((c) => present.has(c)) ?? 'ac2g');
+  const { starts, finishes } = view.flows(cat);
+  const details: string[] = [];
+  if (cat !== 'ac2g')
+    details.push(`launch flows use the older category "${cat}" (torch before 2023); checked on those`);
+  if (starts.length + finishes.length === 0) {
+    return fail(
+      meta,
+      'no ac2g flow events',
+      { s: 0, f: 0 },
+      [],
+      [`flow categories present: ${[...present].sort().join(', ') || 'none'}`],
+      'Emit flow halves inside traceEvents (not a top-level flowEvents array): activity.flow.id = the vendor correlation id, flow.start = 1 on the runtime event and 0 on the device event.',
+    );
+  }
+  const sIds = new Set(starts.map((h) => h.id));
+  const fIds = new Set(finishes.map((h) => h.id));
+  const sOnly = [...sIds].filter((id) => !fIds.has(id));
+  const fOnly = [...fIds].filter((id) => !sIds.has(id));
+  const paired = [...sIds].filter((id) => fIds.has(id)).length;
+  const counts: Record<string, number> = {
+    s: starts.length,
+    f: finishes.length,
+    distinctS: sIds.size,
+    distinctF: fIds.size,
+    paired,
+    startOnly: sOnly.length,
+    finishOnly: fOnly.length,
+  };
+  if (sOnly.length === 0 && fOnly.length === 0 && paired > 0)
+    return pass(meta, `${paired} flow ids, every one paired`, counts, [], details);
+
+  const s = ctx.profile.slices;
+  // Classify the dangling finish halves by what they sit on.
+  const fOnlySet = new Set(fOnly);
+  let onRuntime = 0;
+  let onDevice = 0;
+  const examples: EvidenceEvent[] = [];
+  const runtimeNames: string[] = [];
+  for (const h of finishes) {
+    if (!fOnlySet.has(h.id)) continue;
+    const kind = h.slice >= 0 ? s.kind[h.slice] : -1;
+    if (kind === SliceKind.Runtime || kind === SliceKind.Driver) {
+      onRuntime++;
+      runtimeNames.push(ctx.profile.nameOf(h.slice));
+    } else if (kind === SliceKind.Kernel || kind === SliceKind.Memcpy || kind === SliceKind.Memset)
+      onDevice++;
+    if (examples.length < 10 && h.slice >= 0)
+      examples.push(view.evidence(h.slice, `f half id ${h.id} has no s half`));
+  }
+  const sOnlySet = new Set(sOnly);
+  for (const h of starts) {
+    if (examples.length >= 10) break;
+    if (sOnlySet.has(h.id) && h.slice >= 0)
+      examples.push(view.evidence(h.slice, `s half id ${h.id} has no f half`));
+  }
+  counts.finishOnlyOnRuntime = onRuntime;
+  counts.finishOnlyOnDevice = onDevice;
+  details.push(`dangling s ids (first 10): ${sOnly.slice(0, 10).join(', ') || 'none'}`);
+  details.push(`dangling f ids (first 10): ${fOnly.slice(0, 10).join(', ') || 'none'}`);
+  if (runtimeNames.length)
+    details.push(`finish-only halves sit on: ${formatHistogram(histogram(runtimeNames), 8)}`);
+
+  // Flows keyed on the torch id: the dangling ids are External ids of device events, not correlation ids.
+  const externalIds = new Set<string>();
+  const correlations = new Set<string>();
+  for (const c of DEVICE_CATEGORIES)
+    for (const i of view.eventsIn(c)) {
+      const e = view.externalId(i);
+      if (e !== undefined) externalIds.add(String(e));
+      const k = view.correlation(i);
+      if (k !== undefined) correlations.add(String(k));
+    }
+  const dangling = [...sOnly, ...fOnly];
+  const keyedOnTorchId = dangling.filter((id) => externalIds.has(id) && !correlations.has(id)).length;
+  counts.danglingMatchingExternalId = keyedOnTorchId;
+
+  const summary = `${sOnly.length} start-only and ${fOnly.length} finish-only ids (${paired} paired)`;
+  if (runtimeCat === 'cuda_runtime' && ctx.captureMode !== 'agent') {
+    // Stock torch-cuda does not satisfy strict pairing: not the user's tracer.
+    const result = fail(
+      meta,
+      `${summary}: stock torch-cuda behaviour`,
+      counts,
+      examples,
+      details,
+      `This is a cuda_runtime trace, and torch-cuda itself fails strict flow pairing: it leaves finish-only halves on runtime calls that launch nothing (cudaDeviceGetAttribute, cudaMalloc, cudaEventRecord, ... — ${onRuntime} here), and start-only halves whose kernel fell outside the window. Strict pairing is a torch_fl invariant (torch_fl profiler.md §6.3), not a defect of this trace.`,
+    );
+    result.required = false;
+    return result;
+  }
+  let hint: string;
+  if (keyedOnTorchId > 0 && keyedOnTorchId >= dangling.length / 2)
+    hint = `${keyedOnTorchId} of ${dangling.length} dangling ids equal torch External ids and no correlation id: the flows are keyed on the torch id. Set activity.flow.id to the vendor correlation id (args["correlation"]) on both halves.`;
+  else if (fOnly.length > 0 && sOnly.length === 0)
+    hint =
+      'Only finish halves dangle: the device event and the runtime event carry different flow ids. Key both halves on the vendor correlation id (the torch id pairs nothing), and put flow.start = 1 on the runtime event.';
+  else
+    hint =
+      'Every device event needs exactly one paired arrow: the runtime event (flow.start = 1) and the device event (flow.start = 0) must carry the same vendor correlation id, and both must survive the capture-window filter.';
+  return fail(meta, summary, counts, examples, details, hint);
+}
+
+function p3(ctx: CheckContext, baseline: Baseline, runtimeCat: string): CheckResult {
+  const meta = {
+    id: 'P3',
+    name: 'test_arg_key_supersets',
+    title: 'Args keys are supersets of the baseline',
+    suite: 'parity' as const,
+  };
+  if (!runtimeCat)
+    return fail(
+      meta,
+      'no runtime category',
+      {},
+      [],
+      [`expected one of ${baseline.runtimeCatEquivalents.join(', ')}`],
+      'Emit runtime events (privateuse1_runtime) with cbid, correlation and External id args.',
+    );
+  const pairs: [string, string[]][] = [
+    ['kernel', baseline.argKeys.kernel],
+    ['gpu_memcpy', baseline.argKeys.gpu_memcpy],
+    ['gpu_memset', baseline.argKeys.gpu_memset],
+    [runtimeCat, baseline.argKeys.runtime],
+  ];
+  const counts: Record<string, number> = {};
+  const details: string[] = [];
+  const problems: string[] = [];
+  const hints = new Set<string>();
+  for (const [cat, required] of pairs) {
+    const events = ctx.view.eventsIn(cat);
+    counts[`${cat}Events`] = events.length;
+    if (events.length === 0) {
+      problems.push(`no ${cat} events`);
+      details.push(`${cat}: no events to compare`);
+      continue;
+    }
+    const keys = ctx.view.argKeyUnion(events);
+    const missing = required.filter((k) => !keys.has(k)).sort();
+    counts[`${cat}Missing`] = missing.length;
+    details.push(
+      `${cat}: ${keys.size} keys over ${events.length} events${missing.length ? `; missing ${missing.join(', ')}` : ''}`,
+    );
+    if (missing.length) {
+      problems.push(`${cat} lacks ${missing.join(', ')}`);
+      if (missing.includes('External id'))
+        hints.add(
+          '"External id" appears only on events kineto linked to a CPU op: broken linkage (getLinkedActivity keyed on the wrong id, or the one-argument processTrace) also drops it',
+        );
+      if (missing.includes('cbid'))
+        hints.add(
+          'stamp the numeric callback id as "cbid" on runtime events (MSPTI records have none: a known Ascend gap)',
+        );
+      if (cat === 'kernel' && missing.some((k) => k !== 'External id'))
+        hints.add(
+          'copy the 13 kernel metadata fields from the vendor kernel record (grid, block, registers per thread, shared memory, warps per SM, blocks per SM, est. achieved occupancy %, queued, context, stream, device, correlation, External id); omit only what the vendor does not provide',
+        );
+      if (cat.startsWith('gpu_mem') && missing.some((k) => k !== 'External id'))
+        hints.add(
+          'memcpy/memset events need device, context, stream, correlation, bytes and "memory bandwidth (GB/s)" (formatted with %g like torch-cuda)',
+        );
+    }
+  }
+  details.push(`baseline: ${baseline.source}`);
+  if (problems.length === 0)
+    return pass(meta, 'every category carries the baseline keys', counts, [], details);
+  return fail(
+    meta,
+    problems.join('; '),
+    counts,
+    [],
+    details,
+    [...hints].join('; ') + (hints.size ? '.' : 'Emit the missing categories (see P1).'),
+  );
+}
+
+/** |self − truth| ≤ max(1 µs, 1% of truth), in ns. */
+export function deviceTimeTolerance(truthNs: number): number {
+  return Math.max(1000, 0.01 * truthNs);
+}
+
+/** Device events (any phase) whose External id maps to a cpu_op with this name. */
+export function linkedDeviceEvents(ctx: CheckContext, opName: string, completeOnly: boolean): number[] {
+  const byId = ctx.view.opNameByExternalId(completeOnly);
+  const out: number[] = [];
+  for (const cat of DEVICE_CATEGORIES)
+    for (const i of completeOnly ? ctx.view.completeIn(cat) : ctx.view.eventsIn(cat)) {
+      const id = ctx.view.externalId(i);
+      if (id !== undefined && byId.get(id) === opName) out.push(i);
+    }
+  return out;
+}
+
+export function selfDeviceNs(analysis: Analysis, opName: string): number | undefined {
+  return analysis.ops.find((o) => o.name === opName)?.deviceSelfNs;
+}
+
+const LINKAGE_HINT =
+  'The op reads no device time although its kernels exist: getLinkedActivity() must be called with the torch id (external_correlation_id, from the EXTERNAL_CORRELATION records), not the vendor correlation id; and the four-argument processTrace must be overridden (the one-argument form never receives the resolver).';
+
+function p4(ctx: CheckContext): CheckResult {
+  const meta = {
+    id: 'P4',
+    name: 'test_device_time_attribution',
+    title: 'Device time attributed to aten::mm',
+    suite: 'parity' as const,
+  };
+  const op = 'aten::mm';
+  const present = ctx.analysis.ops.some((o) => o.name === op);
+  if (!present)
+    return skip(
+      meta,
+      `no ${op} in this trace: the check needs the parity workload (FlagOS: Run Parity Workload)`,
+      {},
+      [
+        `ops present (first 20): ${ctx.analysis.ops
+          .slice(0, 20)
+          .map((o) => o.name)
+          .join(', ')}`,
+      ],
+    );
+  const selfNs = selfDeviceNs(ctx.analysis, op) ?? 0;
+  const linked = linkedDeviceEvents(ctx, op, false);
+  const s = ctx.profile.slices;
+  let truthNs = 0;
+  let kernelNs = 0;
+  const byCat: Record<string, number> = {};
+  for (const i of linked) {
+    truthNs += s.dur[i];
+    if (s.kind[i] === SliceKind.Kernel) kernelNs += s.dur[i];
+    const c = ctx.profile.categoryOf(i);
+    byCat[c] = (byCat[c] ?? 0) + s.dur[i] / 1000;
+  }
+  const counts = {
+    selfDeviceUs: round3(selfNs / 1000),
+    linkedDeviceUs: round3(truthNs / 1000),
+    linkedEvents: linked.length,
+    kernelUs: round3(kernelNs / 1000),
+  };
+  const examples = linked.slice(0, 10).map((i) => ctx.view.evidence(i));
+  const details = [
+    `linked device time by category (µs): ${
+      Object.entries(byCat)
+        .map(([c, v]) => `${c} ${round3(v)}`)
+        .join(', ') || 'none'
+    }`,
+  ];
+  // Device events of the trace that no External id ties to any cpu_op: the tell of broken linkage.
+  if (selfNs <= 0) {
+    const kernels = ctx.view.eventsIn('kernel').length;
+    return fail(
+      meta,
+      `${op} self device time is 0 while the trace has ${kernels} kernel events`,
+      { ...counts, kernels },
+      examples,
+      details,
+      LINKAGE_HINT,
+    );
+  }
+  if (linked.length === 0)
+    return fail(
+      meta,
+      `no device event's External id maps to ${op}`,
+      counts,
+      [],
+      [...details, ...externalIdDiagnosis(ctx)],
+      'Device events must carry the External id of the CPU op that launched them (args["External id"], from the EXTERNAL_CORRELATION records): the push/pop of the torch correlation id does not reach the vendor library, or the stack is not unwound on pop.',
+    );
+  const delta = Math.abs(selfNs - truthNs);
+  const tol = deviceTimeTolerance(truthNs);
+  details.push(`|self − Σdur| = ${round3(delta / 1000)} µs, tolerance ${round3(tol / 1000)} µs`);
+  if (delta > tol)
+    return fail(
+      meta,
+      `${op} self device time ${counts.selfDeviceUs} µs differs from the ${counts.linkedDeviceUs} µs of its ${linked.length} device events`,
+      counts,
+      examples,
+      details,
+      "Self device time must equal the summed duration of the device events whose External id names the op: check that every launch carries its own op's External id (an unbalanced push/pop stamps the next op's id) and that no device event is linked twice.",
+    );
+  const share = truthNs > 0 ? kernelNs / truthNs : 0;
+  details.push(`kernel share ${(share * 100).toFixed(1)}% (threshold 40%)`);
+  if (share <= 0.4)
+    return fail(
+      meta,
+      `kernels are only ${(share * 100).toFixed(1)}% of ${op}'s device time`,
+      counts,
+      examples,
+      details,
+      "Most of the op's device time should be kernel time: memcpy/memset records are linked to the matmul op, or kernel records are missing.",
+    );
+  return pass(
+    meta,
+    `${op}: ${counts.selfDeviceUs} µs self device time = Σ of ${linked.length} linked device events`,
+    counts,
+    examples,
+    details,
+  );
+}
+
+/** How the device events' External ids relate to the ops: the tell of the two-schemes mix-up (torch_fl profiler.md §2). */
+export function externalIdDiagnosis(ctx: CheckContext): string[] {
+  const byId = ctx.view.opNameByExternalId(false);
+  let total = 0;
+  let withId = 0;
+  let equalsCorrelation = 0;
+  let matchesOp = 0;
+  for (const cat of DEVICE_CATEGORIES)
+    for (const i of ctx.view.eventsIn(cat)) {
+      total++;
+      const ext = ctx.view.externalId(i);
+      if (ext === undefined) continue;
+      withId++;
+      if (ext === ctx.view.correlation(i)) equalsCorrelation++;
+      if (byId.has(ext)) matchesOp++;
+    }
+  const out = [`${withId} of ${total} device events carry an External id; ${matchesOp} name a cpu_op`];
+  if (withId > 0 && equalsCorrelation >= withId / 2)
+    out.push(
+      `${equalsCorrelation} of ${withId} External ids equal the event's own correlation id: the vendor correlation id was written where the torch id belongs (torch_fl profiler.md §2); older torch builds did this too, so their device time cannot be checked by External id`,
+    );
+  return out;
+}
+
+export function isMangled(name: string): boolean {
+  return name.startsWith('_ZN');
+}
+
+function p5(ctx: CheckContext): CheckResult {
+  const meta = {
+    id: 'P5',
+    name: 'test_kernel_names_are_demangled',
+    title: 'Kernel names are demangled',
+    suite: 'parity' as const,
+  };
+  const kernels = ctx.view.eventsIn('kernel');
+  if (kernels.length === 0)
+    return fail(meta, 'no kernel events', { kernels: 0 }, [], [], 'Emit kernel events (see P1).');
+  const mangled = kernels.filter((i) => isMangled(ctx.profile.nameOf(i)));
+  const templated = kernels.filter((i) => ctx.profile.nameOf(i).includes('::')).length;
+  const counts = { kernels: kernels.length, mangled: mangled.length, withScope: templated };
+  if (mangled.length)
+    return fail(
+      meta,
+      `${mangled.length} of ${kernels.length} kernel names are mangled`,
+      counts,
+      mangled.slice(0, 10).map((i) => ctx.view.evidence(i)),
+      [],
+      'Demangle kernel names (abi::__cxa_demangle) before they reach the trace.',
+    );
+  if (templated === 0)
+    return skip(
+      meta,
+      "no kernel name contains '::': the workload launched no C++ template kernel, so demangling cannot be judged",
+      counts,
+    );
+  return pass(meta, `${kernels.length} kernel names, none mangled`, counts, []);
+}
+
+function p6(ctx: CheckContext, runtimeCat: string): CheckResult {
+  const meta = {
+    id: 'P6',
+    name: 'test_runtime_names_come_from_cbid',
+    title: 'Runtime names come from the cbid table',
+    suite: 'parity' as const,
+  };
+  if (!runtimeCat)
+    return fail(meta, 'no runtime category', {}, [], [], 'Emit runtime events (privateuse1_runtime).');
+  const events = ctx.view.eventsIn(runtimeCat);
+  const names = events.map((i) => ctx.profile.nameOf(i));
+  const specific = names.filter((n) => !PARITY_GENERIC_RUNTIME_NAMES.includes(n)).length;
+  const hasCbid = ctx.view.argKeyUnion(events).has('cbid');
+  const counts = { runtimeEvents: events.length, specificNames: specific, generic: events.length - specific };
+  const details = [`names: ${formatHistogram(histogram(names))}`];
+  if (specific === 0)
+    return fail(
+      meta,
+      `every ${runtimeCat} event carries a generic name`,
+      counts,
+      events.slice(0, 10).map((i) => ctx.view.evidence(i)),
+      details,
+      'The cbid -> API name table is not in effect: resolve runtime names from the generated table (cupti_runtime_cbid.h) or the vendor resolver, keeping the generic label only for ids the table lacks.',
+    );
+  if (!hasCbid)
+    return fail(
+      meta,
+      `${runtimeCat} events carry no "cbid" arg`,
+      counts,
+      [],
+      details,
+      'Stamp the numeric callback id as "cbid" on runtime events (MSPTI runtime records have none: a known Ascend gap).',
+    );
+  return pass(
+    meta,
+    `${specific} of ${events.length} runtime events carry a specific API name`,
+    counts,
+    [],
+    details,
+  );
+}
+
+export const TRACKED_WINDOW_CATEGORIES = ['privateuse1_runtime', 'kernel', 'gpu_memcpy', 'gpu_memset'];
+
+/** Strict containment of tracked events in the window, shared by P7 and K10. */
+export function windowContainment(
+  ctx: CheckContext,
+  meta: Pick<CheckResult, 'id' | 'name' | 'title' | 'suite'>,
+  completeOnly: boolean,
+): CheckResult {
+  const window = ctx.window;
+  if (!window)
+    return fail(
+      meta,
+      'trace has no capture window',
+      {},
+      [],
+      [`categories: ${[...ctx.view.completeCategories].sort().join(', ')}`],
+      'Export through torch.profiler so the trace carries its "Trace" capture span.',
+    );
+  const details = [
+    `window: ${window.source}, [${round3(window.startNs / 1000)}, ${round3(window.endNs / 1000)}] µs`,
+  ];
+  if (window.endNs <= window.startNs)
+    return fail(
+      meta,
+      'the capture window has no width',
+      { startUs: window.startNs / 1000, endUs: window.endNs / 1000 },
+      [],
+      details,
+      'The Trace span must cover the profiled region (dur > 0).',
+    );
+  const tracked: number[] = [];
+  for (const cat of TRACKED_WINDOW_CATEGORIES)
+    tracked.push(...(completeOnly ? ctx.view.completeIn(cat) : ctx.view.eventsIn(cat)));
+  if (tracked.length === 0)
+    return fail(
+      meta,
+      'no device or runtime events to check',
+      { tracked: 0 },
+      [],
+      details,
+      'Emit device events (see P1).',
+    );
+  const s = ctx.profile.slices;
+  // Times are µs in the file; allow for the float rounding of the µs -> ns conversion only.
+  const slack = 1;
+  const early: number[] = [];
+  const late: number[] = [];
+  const perCat: Record<string, number> = {};
+  for (const i of tracked) {
+    const isEarly = s.start[i] < window.startNs - slack;
+    const isLate = s.start[i] + s.dur[i] > window.endNs + slack;
+    if (isEarly) early.push(i);
+    if (isLate) late.push(i);
+    if (isEarly || isLate) {
+      const c = ctx.profile.categoryOf(i);
+      perCat[c] = (perCat[c] ?? 0) + 1;
+    }
+  }
+  const counts = { tracked: tracked.length, startEarly: early.length, endLate: late.length };
+  if (early.length === 0 && late.length === 0)
+    return pass(meta, `${tracked.length} device/runtime events inside the window`, counts, [], details);
+  const offenders = [...new Set([...early, ...late])]
+    .sort((a, b) => s.start[a] - s.start[b])
+    .slice(0, 10)
+    .map((i) => {
+      const before = round3((s.start[i] - window.startNs) / 1000);
+      const after = round3((s.start[i] + s.dur[i] - window.endNs) / 1000);
+      return ctx.view.evidence(
+        i,
+        `start ${before >= 0 ? '+' : ''}${before} µs from the window start, end ${after >= 0 ? '+' : ''}${after} µs from its end`,
+      );
+    });
+  details.push(
+    `outside by category: ${Object.entries(perCat)
+      .map(([c, v]) => `${c} ${v}`)
+      .join(', ')}`,
+  );
+  const farest = Math.max(
+    ...[...early, ...late].map((i) =>
+      Math.max(window.startNs - s.start[i], s.start[i] + s.dur[i] - window.endNs),
+    ),
+  );
+  let hint: string;
+  if (farest > 1e17)
+    hint = `Events lie ~${farest.toExponential(2)} ns outside the window: CPU and device timestamps are in different clock domains (MONOTONIC/BOOTTIME against REALTIME, ~1.78e18 ns apart). Convert vendor timestamps to epoch ns (sample the vendor clock against CLOCK_REALTIME at start and stop).`;
+  else if (early.length >= late.length)
+    hint =
+      'Device events from before the session leak into the trace: there is no capture-window filter. In processTrace, drop events outside [startTime, endTime] (strict containment) and count what was dropped. A small overrun at the leading edge is activity in flight at profiler start: report it rather than weaken the check.';
+  else
+    hint =
+      'Events end after the window: the session stopped before device work finished (synchronise before stopping) or the window filter keeps overlapping events; use strict containment.';
+  return fail(
+    meta,
+    `${early.length} events start before and ${late.length} end after the window (of ${tracked.length})`,
+    counts,
+    offenders,
+    details,
+    hint,
+  );
+}
+
+export function runParityChecks(ctx: CheckContext, baseline: Baseline): CheckResult[] {
+  const runtimeCat = runtimeCategory(ctx, baseline);
+  return [
+    p1(ctx, baseline),
+    flowPairing(
+      ctx,
+      { id: 'P2', name: 'test_flow_arrows_are_paired', title: 'Flow arrows are paired', suite: 'parity' },
+      runtimeCat,
+    ),
+    p3(ctx, baseline, runtimeCat),
+    p4(ctx),
+    p5(ctx),
+    p6(ctx, runtimeCat),
+    windowContainment(
+      ctx,
+      {
+        id: 'P7',
+        name: 'test_capture_window_containment',
+        title: 'Events stay in the capture window',
+        suite: 'parity',
+      },
+      false,
+    ),
+  ];
+}

@@ -1,0 +1,148 @@
+/** Category-level indexes over a Profile that the checks share (built once per run). */
+import type { Profile } from '../../model/profile';
+import { FlowPhase, SliceKind } from '../../model/profile';
+import type { CaptureWindow, EvidenceEvent } from './types';
+
+export const DEVICE_CATEGORIES = ['kernel', 'gpu_memcpy', 'gpu_memset'] as const;
+/** Launch-flow categories: ac2g since 2023; older torch wrote async_cpu_to_gpu (2022) and async (2020-21). */
+export const LAUNCH_FLOW_CATEGORIES = ['ac2g', 'async_cpu_to_gpu', 'async'] as const;
+
+export interface FlowHalf {
+  index: number;
+  id: string;
+  /** The slice the half binds to, -1 when none. */
+  slice: number;
+}
+
+export class TraceView {
+  /** Slice indices per category, every phase (the parity helpers' events_in). */
+  readonly byCat = new Map<string, number[]>();
+  /** Categories of complete (non-instant) events with a category. */
+  readonly completeCategories = new Set<string>();
+  private argsCache = new Map<number, Record<string, unknown>>();
+
+  constructor(
+    readonly profile: Profile,
+    readonly window: CaptureWindow | undefined,
+  ) {
+    const s = profile.slices;
+    for (let i = 0; i < s.length; i++) {
+      const cat = profile.categoryOf(i);
+      let list = this.byCat.get(cat);
+      if (!list) this.byCat.set(cat, (list = []));
+      list.push(i);
+      if (cat && s.kind[i] !== SliceKind.Instant) this.completeCategories.add(cat);
+    }
+  }
+
+  /** Events of a category, any phase (parity semantics). */
+  eventsIn(cat: string): number[] {
+    return this.byCat.get(cat) ?? [];
+  }
+
+  /** Complete events of a category (contract semantics: ph == "X"). */
+  completeIn(cat: string): number[] {
+    return this.eventsIn(cat).filter((i) => this.profile.slices.kind[i] !== SliceKind.Instant);
+  }
+
+  args(i: number): Record<string, unknown> {
+    let a = this.argsCache.get(i);
+    if (!a) this.argsCache.set(i, (a = this.profile.argsOf(i)));
+    return a;
+  }
+
+  argKeyUnion(events: number[]): Set<string> {
+    const keys = new Set<string>();
+    for (const i of events)
+      if (this.profile.slices.args[i] >= 0) for (const k of Object.keys(this.args(i))) keys.add(k);
+    return keys;
+  }
+
+  /** Flow halves of one category by phase. */
+  flows(cat: string): { starts: FlowHalf[]; finishes: FlowHalf[] } {
+    const f = this.profile.flows;
+    const strings = this.profile.strings;
+    const starts: FlowHalf[] = [];
+    const finishes: FlowHalf[] = [];
+    for (let i = 0; i < f.length; i++) {
+      if (strings.get(f.cat[i]) !== cat) continue;
+      const half = { index: i, id: strings.get(f.id[i]), slice: f.slice[i] };
+      if (f.phase[i] === FlowPhase.Start) starts.push(half);
+      else if (f.phase[i] === FlowPhase.Finish) finishes.push(half);
+    }
+    return { starts, finishes };
+  }
+
+  flowCategories(): Set<string> {
+    const out = new Set<string>();
+    const f = this.profile.flows;
+    for (let i = 0; i < f.length; i++) out.add(this.profile.strings.get(f.cat[i]));
+    return out;
+  }
+
+  /** External id -> name over cpu_op events; later duplicates overwrite earlier ones (as upstream). */
+  opNameByExternalId(completeOnly: boolean): Map<number, string> {
+    const out = new Map<number, string>();
+    const s = this.profile.slices;
+    for (const i of completeOnly ? this.completeIn('cpu_op') : this.eventsIn('cpu_op')) {
+      const id = this.externalId(i);
+      if (id !== undefined) out.set(id, this.profile.nameOf(i));
+    }
+    void s;
+    return out;
+  }
+
+  externalId(i: number): number | undefined {
+    const v = this.profile.slices.externalId[i];
+    if (!Number.isNaN(v)) return v;
+    const a = this.args(i)['External id'];
+    return typeof a === 'number' ? a : undefined;
+  }
+
+  correlation(i: number): number | undefined {
+    const v = this.profile.slices.correlation[i];
+    if (!Number.isNaN(v)) return v;
+    const a = this.args(i).correlation;
+    return typeof a === 'number' ? a : undefined;
+  }
+
+  durUs(i: number): number {
+    return this.profile.slices.dur[i] / 1000;
+  }
+
+  evidence(i: number, note?: string): EvidenceEvent {
+    const s = this.profile.slices;
+    const base = this.window ? this.window.startNs : 0;
+    const e: EvidenceEvent = {
+      cat: this.profile.categoryOf(i),
+      name: truncate(this.profile.nameOf(i), 120),
+      tsUs: round3((s.start[i] - base) / 1000),
+      durUs: round3(s.dur[i] / 1000),
+    };
+    const corr = this.correlation(i);
+    if (corr !== undefined) e.correlation = corr;
+    const ext = this.externalId(i);
+    if (ext !== undefined) e.externalId = ext;
+    if (note) e.note = note;
+    return e;
+  }
+}
+
+export function round3(x: number): number {
+  return Math.round(x * 1000) / 1000;
+}
+
+export function truncate(text: string, max: number): string {
+  return text.length > max ? `${text.slice(0, max - 1)}…` : text;
+}
+
+export function histogram(values: Iterable<string>): [string, number][] {
+  const counts = new Map<string, number>();
+  for (const v of values) counts.set(v, (counts.get(v) ?? 0) + 1);
+  return [...counts].sort((a, b) => b[1] - a[1] || a[0].localeCompare(b[0]));
+}
+
+export function formatHistogram(h: [string, number][], max = 15): string {
+  const shown = h.slice(0, max).map(([k, v]) => `${k} ×${v}`);
+  return h.length > max ? `${shown.join(', ')}, … (${h.length - max} more)` : shown.join(', ');
+}

@@ -1,0 +1,107 @@
+import { existsSync, readFileSync } from 'node:fs';
+import { parseArgs } from 'node:util';
+import type { Baseline, CheckReport } from '../analysis/checks';
+import { BaselineError, parseBaseline } from '../analysis/checks';
+import { loadBringup } from '../bringup/load';
+import { buildMarkdownReport } from '../bringup/report';
+import type { CliCommand } from './commands';
+import { UserError } from './errors';
+
+const USAGE = 'usage: flagprof check TRACE|SESSION [--baseline FILE] [--platform NAME] [--json | --markdown]';
+
+/** Reads a baseline file: ours, or upstream's profiler_cuda_baseline.json as it is. */
+export function loadBaselineFile(file: string): Baseline {
+  let text: string;
+  try {
+    text = readFileSync(file, 'utf8');
+  } catch (error) {
+    throw new UserError(
+      `${file}: cannot read the baseline (${(error as NodeJS.ErrnoException).code ?? error})`,
+    );
+  }
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch (error) {
+    throw new UserError(`${file}: the baseline is not JSON (${(error as Error).message})`);
+  }
+  try {
+    return parseBaseline(value, file);
+  } catch (error) {
+    if (error instanceof BaselineError) throw new UserError(error.message);
+    throw error;
+  }
+}
+
+const MARK = { pass: 'PASS', fail: 'FAIL', skip: 'skip' } as const;
+
+export function renderCheckReport(report: CheckReport): string {
+  const out: string[] = [];
+  out.push(
+    `${report.source.path}  (${report.source.format}, ${report.source.events.toLocaleString('en-US')} events)`,
+  );
+  out.push(
+    `platform ${report.platform} (${report.platformReason}); runtime category ${report.runtimeCategory || 'none'}`,
+  );
+  out.push(
+    `capture window: ${report.window ? report.window.source : 'none'}; baseline: ${report.baseline.source}`,
+  );
+  out.push('');
+  const width = Math.max(...report.results.map((r) => r.id.length + r.title.length + 1));
+  for (const r of report.results) {
+    const mark = `${MARK[r.status]}${r.status === 'fail' && !r.required ? '*' : ''}`.padEnd(5);
+    out.push(`${mark}  ${`${r.id} ${r.title}`.padEnd(width)}  ${r.summary}`);
+  }
+  const failed = report.results.filter((r) => r.status === 'fail');
+  for (const r of failed) {
+    out.push('');
+    out.push(`${r.id} ${r.name}: ${r.summary}${r.required ? '' : ' (not required)'}`);
+    const counts = Object.entries(r.counts)
+      .map(([k, v]) => `${k} ${v}`)
+      .join(' · ');
+    if (counts) out.push(`  counts: ${counts}`);
+    for (const d of r.details) out.push(`  ${d}`);
+    for (const e of r.examples.slice(0, 5))
+      out.push(`  - [${e.cat}] ${e.name} ts ${e.tsUs} µs dur ${e.durUs} µs${e.note ? `: ${e.note}` : ''}`);
+    if (r.hint) out.push(`  fix: ${r.hint}`);
+  }
+  const t = report.totals;
+  out.push('');
+  out.push(
+    `${t.pass} passed, ${t.fail} failed (${t.requiredFailed} required), ${t.skip} skipped${failed.some((r) => !r.required) ? '  (* not required)' : ''}`,
+  );
+  return `${out.join('\n')}\n`;
+}
+
+export const checkCommand: CliCommand = {
+  synopsis:
+    'check TRACE|SESSION [--baseline FILE] [--platform NAME] [--json|--markdown]   structural parity checks (exit 1 on a required failure)',
+  async run(argv) {
+    let parsed;
+    try {
+      parsed = parseArgs({
+        args: argv,
+        allowPositionals: true,
+        options: {
+          baseline: { type: 'string' },
+          platform: { type: 'string' },
+          json: { type: 'boolean' },
+          markdown: { type: 'boolean' },
+        },
+      });
+    } catch (error) {
+      throw new UserError(`${(error as Error).message}\n${USAGE}`);
+    }
+    const [target, ...extra] = parsed.positionals;
+    if (!target || extra.length > 0) throw new UserError(USAGE);
+    const baseline = parsed.values.baseline ? loadBaselineFile(parsed.values.baseline) : undefined;
+    if (!existsSync(target)) throw new UserError(`${target}: no such file or folder`);
+    const model = await loadBringup(target, { baseline, platform: parsed.values.platform });
+    const report = model.checks;
+    if (!report) throw new UserError(`${target}: the session folder holds no trace (trace.json.gz)`);
+    if (parsed.values.json) process.stdout.write(`${JSON.stringify(report, null, 1)}\n`);
+    else if (parsed.values.markdown) process.stdout.write(buildMarkdownReport(model));
+    else process.stdout.write(renderCheckReport(report));
+    return report.totals.requiredFailed > 0 ? 1 : 0;
+  },
+};

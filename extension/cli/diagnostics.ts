@@ -1,0 +1,100 @@
+import { readFileSync } from 'node:fs';
+import { parseArgs } from 'node:util';
+import { bringupFromLog, loadBringup } from '../bringup/load';
+import { findSessionFiles, isSessionFolder } from '../bringup/session';
+import type { BringupModel } from '../bringup/load';
+import type { Diagnostic } from '../bringup/types';
+import type { CliCommand } from './commands';
+import { UserError } from './errors';
+
+const USAGE = 'usage: flagprof diagnostics SESSION|LOG [--json] [--all]';
+
+function renderDiagnostics(model: BringupModel, all: boolean): string {
+  const out: string[] = [];
+  const s = model.summary;
+  const h = model.header;
+  out.push(
+    `${model.logPath ?? model.target}: ${s.total} diagnostics (${s.bySeverity.error} errors, ${s.bySeverity.warning} warnings, ${s.bySeverity.info} info, ${s.bySeverity.debug} debug)`,
+  );
+  const header = [
+    h.mode && `mode ${h.mode}${h.modeReason ? ` (${h.modeReason})` : ''}`,
+    h.tracer && `tracer ${h.tracer}${h.tracerReason ? ` (${h.tracerReason})` : ''}`,
+    h.library && `library ${h.library}`,
+    h.apiVersion && `API version ${h.apiVersion}`,
+  ].filter(Boolean);
+  if (header.length) out.push(header.join(' · '));
+  const lifted = [
+    s.eventsDrained !== undefined && `events drained ${s.eventsDrained}`,
+    s.candidates !== undefined &&
+      `linked ${s.linked}/${s.candidates}${s.resolver ? ` (resolver ${s.resolver})` : ''}`,
+    s.totalDevice !== undefined && `in window ${s.inWindow}/${s.totalDevice}`,
+    (s.buffersRequested || s.buffersCompleted) &&
+      `buffers requested ${s.buffersRequested}, completed ${s.buffersCompleted}`,
+    Object.keys(s.recordsDropped).length &&
+      `dropped ${Object.entries(s.recordsDropped)
+        .map(([k, v]) => `${k} ${v}`)
+        .join(', ')}`,
+    Object.keys(s.enableResults).length &&
+      `enable ${Object.entries(s.enableResults)
+        .map(([k, v]) => `${k}=${v}`)
+        .join(' ')}`,
+  ].filter(Boolean);
+  if (lifted.length) out.push(lifted.join(' · '));
+  out.push('');
+  const shown = all ? model.diagnostics : model.diagnostics.filter((d) => d.severity !== 'debug');
+  const byComponent = new Map<string, Diagnostic[]>();
+  for (const d of shown) {
+    const list = byComponent.get(d.component) ?? [];
+    list.push(d);
+    byComponent.set(d.component, list);
+  }
+  for (const [component, list] of byComponent) {
+    out.push(`${component} (${list.length})`);
+    for (const d of list) {
+      out.push(`  ${d.severity.padEnd(7)} ${`${d.code || '-'}`.padEnd(7)} line ${d.line}: ${d.message}`);
+      if (d.severity === 'error' || d.severity === 'warning' || d.component === 'unknown')
+        out.push(`          ${d.raw.split('\n')[0]}`);
+    }
+  }
+  if (!all && shown.length < model.diagnostics.length)
+    out.push('', `(${model.diagnostics.length - shown.length} debug lines hidden; --all shows them)`);
+  return `${out.join('\n')}\n`;
+}
+
+export const diagnosticsCommand: CliCommand = {
+  synopsis: 'diagnostics SESSION|LOG [--json] [--all]   FLAGOS_TRACE lines as structured diagnostics',
+  async run(argv) {
+    let parsed;
+    try {
+      parsed = parseArgs({
+        args: argv,
+        allowPositionals: true,
+        options: { json: { type: 'boolean' }, all: { type: 'boolean' } },
+      });
+    } catch (error) {
+      throw new UserError(`${(error as Error).message}\n${USAGE}`);
+    }
+    const [target, ...extra] = parsed.positionals;
+    if (!target || extra.length > 0) throw new UserError(USAGE);
+    let model: BringupModel;
+    if (isSessionFolder(target)) {
+      if (!findSessionFiles(target).diagnosticsPath)
+        throw new UserError(`${target}: the session folder holds no diagnostics.jsonl`);
+      model = await loadBringup(target);
+    } else {
+      let text: string;
+      try {
+        text = readFileSync(target, 'utf8');
+      } catch (error) {
+        throw new UserError(`${target}: cannot read (${(error as NodeJS.ErrnoException).code ?? error})`);
+      }
+      model = bringupFromLog(target, text);
+    }
+    if (parsed.values.json) {
+      process.stdout.write(
+        `${JSON.stringify({ source: model.logPath ?? model.target, header: model.header, summary: model.summary, diagnostics: model.diagnostics }, null, 1)}\n`,
+      );
+    } else process.stdout.write(renderDiagnostics(model, parsed.values.all ?? false));
+    return 0;
+  },
+};

@@ -1,0 +1,280 @@
+// npm run test:e2e:bringup — the bring-up view in a real VS Code (code-server) driven by Debian Chromium:
+// packages and installs the VSIX, opens a broken capture session's trace in the trace viewer, checks that the
+// FlagOS view follows it (checks, diagnostics, the Problems panel), copies the report, then runs
+// "FlagOS: Run Parity Workload" on cpu with the project's Python and checks the new session is shown.
+// Screenshots go to test-artifacts/e2e-bringup/. Needs scripts/install-e2e.sh and .venv (scripts/setup-python.sh).
+import { execFileSync } from 'node:child_process';
+import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import { build } from 'esbuild';
+import { freePort, prepare, start, stop, waitHealthy } from './codeServer.mjs';
+import { launch, runCommand } from './workbench.mjs';
+
+const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
+const artifacts = path.join(root, 'test-artifacts', 'e2e-bringup');
+const timeoutS = Number(process.env.E2E_TIMEOUT_S ?? 600);
+const python = path.join(root, '.venv', 'bin', 'python');
+const t0 = Date.now();
+const results = [];
+const log = (message) => console.log(`[${((Date.now() - t0) / 1000).toFixed(1).padStart(6)}s] ${message}`);
+let page;
+let shot = 0;
+
+async function screenshot(name) {
+  if (!page) return;
+  const file = path.join(artifacts, `${String(++shot).padStart(2, '0')}-${name}.png`);
+  await page.screenshot({ path: file }).catch(() => {});
+  log(`  screenshot ${path.relative(root, file)}`);
+}
+
+async function step(name, body) {
+  const started = Date.now();
+  try {
+    const detail = await body();
+    results.push({ step: name, ok: true, seconds: (Date.now() - started) / 1000, detail });
+    log(`PASS ${name}${detail ? ` — ${detail}` : ''}`);
+  } catch (error) {
+    const message =
+      error instanceof Error ? error.message.split('\n').slice(0, 4).join(' | ') : String(error);
+    results.push({ step: name, ok: false, seconds: (Date.now() - started) / 1000, detail: message });
+    log(`FAIL ${name} — ${message}`);
+    await screenshot(`failed-${name.replace(/[^a-z0-9]+/gi, '-').toLowerCase()}`);
+    throw error;
+  }
+}
+
+function commandTitle(id) {
+  const manifest = JSON.parse(readFileSync(path.join(root, 'package.json'), 'utf8'));
+  const command = manifest.contributes.commands.find((c) => c.command === id);
+  if (!command) throw new Error(`package.json contributes no command ${id}`);
+  return command.category ? `${command.category}: ${command.title}` : command.title;
+}
+
+/** The test fixture builder (TypeScript) bundled on the fly, so the e2e session is the unit tests' broken trace. */
+async function fixtureModule(scratch) {
+  const out = path.join(scratch, 'fixture.mjs');
+  await build({
+    entryPoints: [path.join(root, 'test/unit/checks-fixture.ts')],
+    bundle: true,
+    platform: 'node',
+    format: 'esm',
+    outfile: out,
+    logLevel: 'silent',
+  });
+  return import(pathToFileURL(out).href);
+}
+
+/** The frame of the bring-up webview (the trace viewer's webview may be open too). */
+async function bringupFrame(timeoutMs = 60_000) {
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline) {
+    for (const frame of page.frames()) {
+      if (
+        await frame
+          .locator('.toolbar button', { hasText: 'Run Parity Workload' })
+          .count()
+          .catch(() => 0)
+      )
+        return frame;
+    }
+    await page.waitForTimeout(500);
+  }
+  throw new Error('the bring-up view never rendered');
+}
+
+/** Opens a workspace file with Quick Open and waits for its tab (a custom editor: no text lines to wait for). */
+async function quickOpen(name) {
+  const input = page.locator('.quick-input-widget input.input');
+  for (let i = 0; i < 10; i++) {
+    await page.keyboard.press('Control+P');
+    await input.waitFor({ state: 'visible', timeout: 10_000 });
+    await input.fill(name);
+    try {
+      await page
+        .locator('.quick-input-widget .monaco-list-row.focused', { hasText: name })
+        .waitFor({ timeout: 3_000 });
+      await page.keyboard.press('Enter');
+      await page.locator('.tab.active', { hasText: name }).waitFor({ timeout: 15_000 });
+      return;
+    } catch {
+      await page.keyboard.press('Escape');
+      await page.waitForTimeout(500);
+    }
+  }
+  throw new Error(`could not open ${name} with Quick Open`);
+}
+
+rmSync(artifacts, { recursive: true, force: true });
+mkdirSync(artifacts, { recursive: true });
+const scratch = mkdtempSync(path.join(os.tmpdir(), 'flagos-e2e-bringup-'));
+const state = path.join(scratch, 'state');
+let codeServer;
+let context;
+const watchdog = setTimeout(async () => {
+  log(`FAIL the suite ran past ${timeoutS} s; stopping`);
+  results.push({ step: 'time limit', ok: false, detail: `over ${timeoutS} s` });
+  await context?.close().catch(() => {});
+  await stop(codeServer);
+  writeFileSync(path.join(artifacts, 'results.json'), JSON.stringify(results, null, 2));
+  process.exit(1);
+}, timeoutS * 1000);
+
+try {
+  await step('install code-server, Node 24 and chromium', () => {
+    execFileSync('bash', [path.join(root, 'scripts', 'install-e2e.sh')], {
+      stdio: 'inherit',
+      timeout: 600_000,
+    });
+  });
+
+  let vsix;
+  await step('package the VSIX', () => {
+    const output = execFileSync(process.execPath, [path.join(root, 'scripts', 'package.mjs')], {
+      cwd: root,
+      encoding: 'utf8',
+    });
+    const match = /^(out\/\S+\.vsix): (\d+) KiB/m.exec(output);
+    if (!match) throw new Error('scripts/package.mjs did not name the VSIX it made');
+    for (const file of ['dist/bringup.js', 'dist/bringup.css', 'media/flagos-activity.svg'])
+      if (!output.includes(file)) throw new Error(`the VSIX lacks ${file}`);
+    vsix = path.join(root, match[1]);
+    return `${match[1]}, ${match[2]} KiB`;
+  });
+
+  const workspace = path.join(scratch, 'workspace');
+  const session = path.join(workspace, 'broken-session');
+  await step('write a capture session whose tracer keys flows on the torch id', async () => {
+    const fixture = await fixtureModule(scratch);
+    const lines = readFileSync(path.join(root, 'test/fixtures/bringup/cupti-session.log'), 'utf8')
+      .trimEnd()
+      .split('\n');
+    fixture.writeSessionFolder(session, { flowsOnTorchId: true }, lines);
+    // The trace viewer opens *.pt.trace.json.gz by default; the session keeps its other files beside it.
+    cpSync(path.join(session, 'trace.json.gz'), path.join(session, 'parity.pt.trace.json.gz'));
+    rmSync(path.join(session, 'trace.json.gz'));
+  });
+
+  let common;
+  await step('install the VSIX into code-server', () => {
+    const prepared = prepare({
+      root,
+      state,
+      vsix,
+      settings: { 'flagos.pythonPath': python, 'flagos.bringup.platform': 'metax' },
+    });
+    common = prepared.common;
+    if (!/successfully installed/i.test(prepared.installOutput)) throw new Error(prepared.installOutput);
+    return prepared.installOutput.split('\n').pop();
+  });
+
+  const port = await freePort();
+  await step('start code-server', async () => {
+    codeServer = start({ root, state, common, port, folder: workspace });
+    await waitHealthy(port, 60_000);
+    return `http://127.0.0.1:${port}`;
+  });
+
+  context = await launch(path.join(scratch, 'chromium'));
+  page = context.pages()[0] ?? (await context.newPage());
+  page.on('pageerror', (e) => log(`  [pageerror] ${e.message.slice(0, 200)}`));
+
+  await step('open the workspace', async () => {
+    await page.goto(`http://127.0.0.1:${port}/?folder=${encodeURIComponent(workspace)}`);
+    await page.locator('.monaco-workbench').waitFor({ timeout: 90_000 });
+    await page
+      .locator('.explorer-folders-view .monaco-list-row', { hasText: 'broken-session' })
+      .first()
+      .waitFor({ timeout: 90_000 });
+  });
+
+  await step('the FlagOS view container is in the activity bar', async () => {
+    const item = page.locator('.activitybar .action-item a[aria-label^="FlagOS"]').first();
+    await item.waitFor({ timeout: 60_000 });
+    return await item.getAttribute('aria-label');
+  });
+
+  await step('opening the session trace in the trace viewer shows it in the bring-up view', async () => {
+    await page.locator('.monaco-workbench').click({ position: { x: 700, y: 450 } });
+    await quickOpen('parity.pt.trace.json.gz');
+    await page.locator('.activitybar .action-item a[aria-label^="FlagOS"]').first().click({ force: true });
+    const frame = await bringupFrame();
+    await frame.locator('.check').first().waitFor({ timeout: 60_000 });
+    const header = await frame.locator('.header').innerText();
+    if (!header.includes('broken-session')) throw new Error(`the view shows ${header.slice(0, 200)}`);
+    const failed = await frame.locator('.check.fail .id').allInnerTexts();
+    if (!failed.includes('P2') || !failed.includes('K5'))
+      throw new Error(`failing checks: ${failed.join(', ')}`);
+    await screenshot('bringup-view');
+    return `failing: ${failed.join(', ')}`;
+  });
+
+  await step('failing checks are in the Problems panel against the trace', async () => {
+    await runCommand(page, 'View: Focus Problems (Errors, Warnings, Infos)');
+    const row = page
+      .locator('.markers-panel .monaco-list-row', { hasText: 'P2 Flow arrows are paired' })
+      .first();
+    await row.waitFor({ timeout: 30_000 });
+    const file = page
+      .locator('.markers-panel .monaco-list-row', { hasText: 'parity.pt.trace.json.gz' })
+      .first();
+    await file.waitFor({ timeout: 10_000 });
+    const log = page.locator('.markers-panel .monaco-list-row', { hasText: 'diagnostics.jsonl' }).first();
+    await log.waitFor({ timeout: 10_000 });
+    await screenshot('problems');
+    return (await row.innerText()).replace(/\s+/g, ' ').slice(0, 120);
+  });
+
+  await step('"FlagOS: Copy Bring-up Report" copies the markdown report', async () => {
+    await runCommand(page, commandTitle('flagos.copyBringupReport'));
+    const toast = page
+      .locator('.notifications-toasts .notification-toast', { hasText: 'bring-up report copied' })
+      .first();
+    await toast.waitFor({ timeout: 15_000 });
+  });
+
+  await step('"FlagOS: Run Parity Workload" on cpu profiles it and shows the new session', async () => {
+    await runCommand(page, commandTitle('flagos.runParityWorkload'));
+    const input = page.locator('.quick-input-widget input.input');
+    await input.waitFor({ state: 'visible', timeout: 10_000 });
+    await input.fill('cpu');
+    await page
+      .locator('.quick-input-widget .monaco-list-row.focused', { hasText: 'cpu' })
+      .waitFor({ timeout: 5_000 });
+    await page.keyboard.press('Enter');
+    const frame = await bringupFrame();
+    const deadline = Date.now() + 240_000;
+    let header = '';
+    while (Date.now() < deadline) {
+      header = await frame
+        .locator('.header')
+        .innerText()
+        .catch(() => '');
+      if (header.includes('flagos_parity_workload')) break;
+      await page.waitForTimeout(1_000);
+    }
+    if (!header.includes('flagos_parity_workload'))
+      throw new Error(`the view never showed the parity session: ${header.slice(0, 200)}`);
+    const k1 = await frame
+      .locator('.check', { hasText: 'CPU ops and trace export' })
+      .locator('.icon')
+      .innerText();
+    if (k1 !== '✓') throw new Error(`K1 is ${k1}`);
+    await screenshot('parity-session');
+    return header.split('\n').find((l) => l.startsWith('Mode')) ?? '';
+  });
+} catch {
+  process.exitCode = 1;
+} finally {
+  clearTimeout(watchdog);
+  await context?.close().catch(() => {});
+  await stop(codeServer);
+  if (existsSync(path.join(state, 'code-server.log')))
+    cpSync(path.join(state, 'code-server.log'), path.join(artifacts, 'code-server.log'));
+  writeFileSync(path.join(artifacts, 'results.json'), JSON.stringify(results, null, 2));
+  rmSync(scratch, { recursive: true, force: true });
+  const passed = results.filter((r) => r.ok).length;
+  log(`${passed}/${results.length} steps passed; artifacts in ${path.relative(root, artifacts)}/`);
+  if (results.some((r) => !r.ok)) process.exitCode = 1;
+}

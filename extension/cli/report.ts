@@ -1,0 +1,62 @@
+import { statSync, writeFileSync } from 'node:fs';
+import * as path from 'node:path';
+import { parseArgs } from 'node:util';
+import { analyze } from '../analysis/analyze';
+import { memoryBudgetProblem } from '../timeline/budget';
+import { encodeTimelineBuffer } from '../timeline/encode';
+import { buildReportHtml, loadWebviewBundle } from '../timeline/report';
+import type { CliCommand } from './commands';
+import { UserError } from './errors';
+import { loadProfileArgument } from './summary';
+
+const USAGE = 'usage: flagprof report TRACE|SESSION --out report.html';
+
+export const reportCommand: CliCommand = {
+  synopsis: 'report TRACE|SESSION --out FILE.html   the timeline as one self-contained HTML file',
+  async run(argv) {
+    let parsed;
+    try {
+      parsed = parseArgs({
+        args: argv,
+        allowPositionals: true,
+        options: { out: { type: 'string', short: 'o' } },
+      });
+    } catch (error) {
+      throw new UserError((error as Error).message);
+    }
+    const [target, ...extra] = parsed.positionals;
+    const out = parsed.values.out;
+    if (!target || extra.length > 0 || !out) throw new UserError(USAGE);
+    let bundle;
+    try {
+      bundle = loadWebviewBundle();
+    } catch (error) {
+      throw new UserError((error as Error).message, 70);
+    }
+    try {
+      if (statSync(target).isFile()) {
+        const problem = memoryBudgetProblem(target);
+        if (problem) throw new UserError(problem);
+      }
+    } catch (error) {
+      if (error instanceof UserError) throw error;
+      // A missing target is reported by loadProfileArgument with the usual wording.
+    }
+    const profile = await loadProfileArgument(target);
+    const analysis = analyze(profile);
+    const title = path.basename(path.resolve(target));
+    const payload = encodeTimelineBuffer(profile, analysis, { title, source: path.resolve(target) });
+    const html = buildReportHtml(payload, title, bundle);
+    try {
+      writeFileSync(out, html);
+    } catch (error) {
+      throw new UserError(
+        `${out}: cannot write the report (${(error as NodeJS.ErrnoException).code ?? error})`,
+      );
+    }
+    process.stderr.write(
+      `flagprof: wrote ${out} (${(html.length / 2 ** 20).toFixed(1)} MB, ${profile.slices.length.toLocaleString('en-US')} slices)\n`,
+    );
+    return 0;
+  },
+};

@@ -1,0 +1,267 @@
+/**
+ * The one channel between the extension host and the timeline webview (and the standalone HTML report, whose
+ * page plays the host's part). Messages are discriminated unions; a request carries a requestId and its answer
+ * an inReplyTo. The profile itself travels as one packed ArrayBuffer of typed columns (packTimeline /
+ * unpackTimeline), so a million slices cost a few memcpys instead of a JSON round trip.
+ *
+ * This module is imported by webview/ too: no Node or 'vscode' imports here.
+ */
+
+import type { KernelStat, LineStat, OpStat } from './analysis/types';
+
+export const PROTOCOL_VERSION = 1;
+
+// ---------------------------------------------------------------------------------------------------------------
+// The payload
+
+export type TimelineTrackKind = 'cpu' | 'device' | 'other';
+
+export interface TimelineTrack {
+  /** Track id as in the Profile (the value stored in the slice `track` column). */
+  id: number;
+  name: string;
+  processName: string;
+  pid: string;
+  tid: string;
+  kind: TimelineTrackKind;
+  maxDepth: number;
+  sliceCount: number;
+}
+
+/** A source site a slice is attributed to: the user's own line (exact call site or function def line). */
+export interface TimelineSite {
+  file: string;
+  line: number;
+  function: string;
+  exact: boolean;
+}
+
+export interface TimelineTables {
+  ops: OpStat[];
+  kernels: KernelStat[];
+  lines: LineStat[];
+}
+
+/** Everything but the big columns; JSON inside the packed buffer. */
+export interface TimelineHeader {
+  version: number;
+  /** Shown in the panel title: the trace's file name. */
+  title: string;
+  /** The trace (or session folder) the profile came from, to re-open it after a reload. */
+  source: string;
+  /** Absolute time of t = 0 in Unix epoch ns, as decimal text (it exceeds 2^53). */
+  originNs: string;
+  /** Earliest start and latest end over all slices, relative ns. */
+  startNs: number;
+  endNs: number;
+  sliceCount: number;
+  strings: string[];
+  /** Tracks in display order: by process (sort index, then name), CPU threads before device streams. */
+  tracks: TimelineTrack[];
+  /** Source sites; the `site` column indexes it (same order as tables.lines). */
+  sites: TimelineSite[];
+  tables: TimelineTables;
+  /** Import warnings, one line each. */
+  warnings: string[];
+  /** Whether linking used External ids (and why), for the details panel. */
+  linking: string;
+}
+
+/**
+ * The columns, one entry per slice in the Profile's own order (so slice indices are the same on both sides).
+ * Lanes are (track, depth) rows: `laneOrder` lists slice indices grouped by lane and sorted by start, lane L
+ * owning laneOrder[laneOffset[L] .. laneOffset[L+1]).
+ */
+export interface TimelineColumns {
+  kind: Uint8Array;
+  track: Uint32Array;
+  depth: Uint16Array;
+  start: Float64Array;
+  dur: Float64Array;
+  name: Uint32Array;
+  cat: Uint32Array;
+  /** NaN when absent (a torch External id of 0 is a real id). */
+  correlation: Float64Array;
+  externalId: Float64Array;
+  /** Args index, -1 when none: the args object's JSON text is argsBytes[argsOffset[i] .. argsOffset[i + 1]). */
+  args: Int32Array;
+  argsBytes: Uint8Array;
+  argsOffset: Float64Array;
+  /** The CPU op that launched a device slice or runtime call, -1 when none. */
+  opOf: Int32Array;
+  /** The runtime/driver call that launched a device slice, -1 when none. */
+  runtimeOf: Int32Array;
+  /** Index into header.sites, -1 when unknown; device slices inherit their launching op's site. */
+  site: Int32Array;
+  laneOrder: Int32Array;
+  laneTrack: Uint32Array;
+  laneDepth: Uint16Array;
+  /** laneCount + 1 entries. */
+  laneOffset: Uint32Array;
+  /** Launch -> device flow pairs, sorted by the start of `flowFrom`. */
+  flowFrom: Int32Array;
+  flowTo: Int32Array;
+}
+
+export interface TimelinePayload {
+  header: TimelineHeader;
+  columns: TimelineColumns;
+}
+
+type ColumnName = keyof TimelineColumns;
+type ColumnType = 'u8' | 'u16' | 'u32' | 'i32' | 'f64';
+
+const COLUMN_TYPES: Record<ColumnName, ColumnType> = {
+  kind: 'u8',
+  track: 'u32',
+  depth: 'u16',
+  start: 'f64',
+  dur: 'f64',
+  name: 'u32',
+  cat: 'u32',
+  correlation: 'f64',
+  externalId: 'f64',
+  args: 'i32',
+  argsBytes: 'u8',
+  argsOffset: 'f64',
+  opOf: 'i32',
+  runtimeOf: 'i32',
+  site: 'i32',
+  laneOrder: 'i32',
+  laneTrack: 'u32',
+  laneDepth: 'u16',
+  laneOffset: 'u32',
+  flowFrom: 'i32',
+  flowTo: 'i32',
+};
+
+const COLUMN_NAMES = Object.keys(COLUMN_TYPES) as ColumnName[];
+
+type AnyColumn = Uint8Array | Uint16Array | Uint32Array | Int32Array | Float64Array;
+
+function makeColumn(type: ColumnType, buffer: ArrayBuffer, offset: number, length: number): AnyColumn {
+  switch (type) {
+    case 'u8':
+      return new Uint8Array(buffer, offset, length);
+    case 'u16':
+      return new Uint16Array(buffer, offset, length);
+    case 'u32':
+      return new Uint32Array(buffer, offset, length);
+    case 'i32':
+      return new Int32Array(buffer, offset, length);
+    case 'f64':
+      return new Float64Array(buffer, offset, length);
+  }
+}
+
+const MAGIC = 0x50474c46; // "FLGP" little-endian
+
+interface PackedHeader {
+  header: TimelineHeader;
+  layout: { name: ColumnName; offset: number; length: number }[];
+}
+
+/**
+ * One ArrayBuffer: magic, format version, JSON length, the JSON (header + column layout), then every column at
+ * an 8-byte aligned offset, so the receiver views the columns in place without copying.
+ */
+export function packTimeline(payload: TimelinePayload): ArrayBuffer {
+  const layout: PackedHeader['layout'] = [];
+  let columnBytes = 0;
+  for (const name of COLUMN_NAMES) {
+    const column = payload.columns[name];
+    layout.push({ name, offset: columnBytes, length: column.length });
+    columnBytes += (column.byteLength + 7) & ~7;
+  }
+  const json = new TextEncoder().encode(JSON.stringify({ header: payload.header, layout } as PackedHeader));
+  const base = (12 + json.byteLength + 7) & ~7;
+  const buffer = new ArrayBuffer(base + columnBytes);
+  const view = new DataView(buffer);
+  view.setUint32(0, MAGIC, true);
+  view.setUint32(4, PROTOCOL_VERSION, true);
+  view.setUint32(8, json.byteLength, true);
+  new Uint8Array(buffer, 12, json.byteLength).set(json);
+  const bytes = new Uint8Array(buffer);
+  for (const entry of layout) {
+    const column = payload.columns[entry.name];
+    bytes.set(new Uint8Array(column.buffer, column.byteOffset, column.byteLength), base + entry.offset);
+  }
+  return buffer;
+}
+
+export function unpackTimeline(buffer: ArrayBuffer): TimelinePayload {
+  if (buffer.byteLength < 12) throw new Error('timeline data is truncated');
+  const view = new DataView(buffer);
+  if (view.getUint32(0, true) !== MAGIC) throw new Error('timeline data has the wrong format');
+  const version = view.getUint32(4, true);
+  if (version !== PROTOCOL_VERSION) {
+    throw new Error(`timeline data is version ${version}, this viewer reads version ${PROTOCOL_VERSION}`);
+  }
+  const jsonLength = view.getUint32(8, true);
+  const packed = JSON.parse(new TextDecoder().decode(new Uint8Array(buffer, 12, jsonLength))) as PackedHeader;
+  const base = (12 + jsonLength + 7) & ~7;
+  const columns = {} as Record<ColumnName, AnyColumn>;
+  for (const entry of packed.layout) {
+    const type = COLUMN_TYPES[entry.name];
+    if (!type) continue;
+    columns[entry.name] = makeColumn(type, buffer, base + entry.offset, entry.length);
+  }
+  for (const name of COLUMN_NAMES) {
+    if (!columns[name]) throw new Error(`timeline data lacks the '${name}' column`);
+  }
+  return { header: packed.header, columns: columns as unknown as TimelineColumns };
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// Messages
+
+/** What the webview remembers across hide/show and reloads (vscode getState/setState). */
+export interface TimelineViewState {
+  /** The trace or session folder, so the panel serializer can re-open it after a reload. */
+  source: string;
+  viewStartNs?: number;
+  viewEndNs?: number;
+  scrollTop?: number;
+  /** Selected slice index, -1 when none. */
+  selected?: number;
+  tab?: number;
+}
+
+export type HostToWebview =
+  /** The profile. `select` (a slice index) is selected and revealed once drawn. */
+  | { type: 'init'; payload: ArrayBuffer; select?: number }
+  /** Work in progress before the profile can be shown (importing, analysing). */
+  | { type: 'progress'; title: string; message: string }
+  /** The profile cannot be shown: one line, naming the file. */
+  | { type: 'error'; title: string; message: string }
+  | { type: 'select'; slice: number }
+  | { type: 'reply'; inReplyTo: number; ok: boolean; error?: string };
+
+export type WebviewToHost =
+  | { type: 'ready' }
+  /** Open `file` at 1-based `line` in the editor. */
+  | { type: 'openSource'; requestId: number; file: string; line: number }
+  /** Show the one-line error of a webview-side failure to the user as well. */
+  | { type: 'log'; level: 'info' | 'error'; message: string };
+
+export function isWebviewToHost(value: unknown): value is WebviewToHost {
+  if (!value || typeof value !== 'object') return false;
+  const message = value as { type?: unknown };
+  switch (message.type) {
+    case 'ready':
+      return true;
+    case 'openSource': {
+      const m = value as { requestId?: unknown; file?: unknown; line?: unknown };
+      return typeof m.requestId === 'number' && typeof m.file === 'string' && typeof m.line === 'number';
+    }
+    case 'log': {
+      const m = value as { level?: unknown; message?: unknown };
+      return (m.level === 'info' || m.level === 'error') && typeof m.message === 'string';
+    }
+    default:
+      return false;
+  }
+}
+
+// The bring-up view's messages live beside the bring-up code; this module stays the one channel.
+export * from './bringup/protocol';

@@ -1,0 +1,260 @@
+/**
+ * Profile + Analysis -> the timeline's columnar payload (extension/protocol.ts). Runs in the extension host, the
+ * CLI (`flagprof report`) and benchmarks alike, so nothing here imports 'vscode'.
+ */
+import * as path from 'node:path';
+import type { Analysis } from '../analysis/types';
+import { isDeviceKind, isLaunchKind, type Profile, type Track } from '../model/profile';
+import {
+  PROTOCOL_VERSION,
+  packTimeline,
+  type TimelineColumns,
+  type TimelinePayload,
+  type TimelineSite,
+  type TimelineTrack,
+} from '../protocol';
+
+export interface EncodeOptions {
+  /** Panel title; defaults to the profile's file name. */
+  title?: string;
+  /** What to re-open after a reload; defaults to profile.path. */
+  source?: string;
+}
+
+function numericOrText(a: string, b: string): number {
+  const x = Number(a);
+  const y = Number(b);
+  if (Number.isFinite(x) && Number.isFinite(y)) return x - y;
+  return a < b ? -1 : a > b ? 1 : 0;
+}
+
+const TRACK_KIND_RANK = { cpu: 0, other: 1, device: 2 } as const;
+
+/** Display order: processes by sort index then pid; inside one, CPU threads, then others, then device streams. */
+export function orderTracks(tracks: readonly Track[]): Track[] {
+  const processRank = new Map<string, { sort: number; pid: string; device: boolean }>();
+  for (const track of tracks) {
+    const entry = processRank.get(track.pid);
+    const device = track.kind === 'device';
+    if (!entry) processRank.set(track.pid, { sort: track.processSortIndex, pid: track.pid, device });
+    else if (!device) entry.device = false;
+  }
+  return [...tracks].sort((a, b) => {
+    const pa = processRank.get(a.pid)!;
+    const pb = processRank.get(b.pid)!;
+    if (pa !== pb) {
+      // Host processes first, then device processes, each by sort index, then pid.
+      if (pa.device !== pb.device) return pa.device ? 1 : -1;
+      if (pa.sort !== pb.sort) return pa.sort - pb.sort;
+      return numericOrText(pa.pid, pb.pid);
+    }
+    const ka = TRACK_KIND_RANK[a.kind];
+    const kb = TRACK_KIND_RANK[b.kind];
+    if (ka !== kb) return ka - kb;
+    if (a.threadSortIndex !== b.threadSortIndex) return a.threadSortIndex - b.threadSortIndex;
+    return numericOrText(a.tid, b.tid);
+  });
+}
+
+export function encodeTimeline(
+  profile: Profile,
+  analysis: Analysis,
+  options: EncodeOptions = {},
+): TimelinePayload {
+  const slices = profile.slices;
+  const n = slices.length;
+
+  const ordered = orderTracks(profile.tracks);
+  const tracks: TimelineTrack[] = ordered.map((t) => ({
+    id: t.id,
+    name: t.name,
+    processName: t.processName,
+    pid: t.pid,
+    tid: t.tid,
+    kind: t.kind,
+    maxDepth: t.maxDepth,
+    sliceCount: t.sliceCount,
+  }));
+
+  // Lanes: (track, depth) rows in display order. Counting sort by lane, then by start inside each lane (the
+  // importer usually emits slices in time order per track, so most lanes need no sort at all).
+  let trackIds = 1;
+  for (const t of profile.tracks) trackIds = Math.max(trackIds, t.id + 1);
+  const trackRank = new Int32Array(trackIds).fill(-1);
+  const laneBase = new Uint32Array(ordered.length + 1);
+  ordered.forEach((t, rank) => {
+    trackRank[t.id] = rank;
+    laneBase[rank + 1] = laneBase[rank] + t.maxDepth + 1;
+  });
+  // maxDepth can be stale on a hand-built profile: take it from the data when larger.
+  const depthSeen = new Uint16Array(ordered.length);
+  for (let i = 0; i < n; i++) {
+    const rank = trackRank[slices.track[i]];
+    if (rank >= 0 && slices.depth[i] > depthSeen[rank]) depthSeen[rank] = slices.depth[i];
+  }
+  for (let rank = 0; rank < ordered.length; rank++) {
+    const depth = Math.max(ordered[rank].maxDepth, depthSeen[rank]);
+    laneBase[rank + 1] = laneBase[rank] + depth + 1;
+    tracks[rank].maxDepth = depth;
+  }
+  const laneCount = laneBase[ordered.length];
+  const laneTrack = new Uint32Array(laneCount);
+  const laneDepth = new Uint16Array(laneCount);
+  for (let rank = 0; rank < ordered.length; rank++) {
+    for (let d = 0; laneBase[rank] + d < laneBase[rank + 1]; d++) {
+      laneTrack[laneBase[rank] + d] = ordered[rank].id;
+      laneDepth[laneBase[rank] + d] = d;
+    }
+  }
+  const laneOf = new Int32Array(n);
+  const laneOffset = new Uint32Array(laneCount + 1);
+  for (let i = 0; i < n; i++) {
+    const rank = trackRank[slices.track[i]];
+    const lane = rank < 0 ? -1 : laneBase[rank] + slices.depth[i];
+    laneOf[i] = lane;
+    if (lane >= 0) laneOffset[lane + 1]++;
+  }
+  for (let l = 0; l < laneCount; l++) laneOffset[l + 1] += laneOffset[l];
+  const cursor = laneOffset.slice(0, laneCount);
+  const laneOrder = new Int32Array(laneOffset[laneCount]);
+  for (let i = 0; i < n; i++) if (laneOf[i] >= 0) laneOrder[cursor[laneOf[i]]++] = i;
+  const start = slices.start;
+  for (let l = 0; l < laneCount; l++) {
+    const from = laneOffset[l];
+    const to = laneOffset[l + 1];
+    let sorted = true;
+    for (let k = from + 1; k < to; k++) {
+      if (start[laneOrder[k]] < start[laneOrder[k - 1]]) {
+        sorted = false;
+        break;
+      }
+    }
+    if (!sorted) laneOrder.subarray(from, to).sort((a, b) => start[a] - start[b] || a - b);
+  }
+
+  // Source sites: ops have their own; device slices and runtime calls inherit their launching op's.
+  const sites: TimelineSite[] = analysis.lines.map((l) => ({
+    file: l.file,
+    line: l.line,
+    function: l.function,
+    exact: l.exact,
+  }));
+  const site = new Int32Array(n).fill(-1);
+  for (let i = 0; i < n; i++) {
+    let own = analysis.lineOf[i] ?? -1;
+    if (own < 0) {
+      const op = analysis.opOf[i] ?? -1;
+      if (op >= 0) own = analysis.lineOf[op] ?? -1;
+    }
+    site[i] = own;
+  }
+
+  // Flows: the trace's own launch -> device pairs, completed by the runtime links analysis made by
+  // correlation id (older traces carry no flow events at all).
+  const flowTarget = new Int32Array(n).fill(-1);
+  let flowCount = 0;
+  for (const pair of analysis.flows.pairs) {
+    if (pair.from >= 0 && pair.to >= 0 && pair.from < n && pair.to < n && flowTarget[pair.to] < 0) {
+      flowTarget[pair.to] = pair.from;
+      flowCount++;
+    }
+  }
+  for (let i = 0; i < n; i++) {
+    const runtime = analysis.runtimeOf[i] ?? -1;
+    if (
+      runtime >= 0 &&
+      flowTarget[i] < 0 &&
+      isDeviceKind(slices.kind[i]) &&
+      isLaunchKind(slices.kind[runtime])
+    ) {
+      flowTarget[i] = runtime;
+      flowCount++;
+    }
+  }
+  const flowIndex = new Int32Array(flowCount);
+  for (let i = 0, k = 0; i < n; i++) if (flowTarget[i] >= 0) flowIndex[k++] = i;
+  flowIndex.sort((a, b) => start[flowTarget[a]] - start[flowTarget[b]] || a - b);
+  const flowFrom = new Int32Array(flowCount);
+  const flowTo = new Int32Array(flowCount);
+  for (let k = 0; k < flowCount; k++) {
+    flowTo[k] = flowIndex[k];
+    flowFrom[k] = flowTarget[flowIndex[k]];
+  }
+
+  let startNs = Infinity;
+  let endNs = -Infinity;
+  for (let i = 0; i < n; i++) {
+    if (start[i] < startNs) startNs = start[i];
+    const end = start[i] + slices.dur[i];
+    if (end > endNs) endNs = end;
+  }
+  if (n === 0) {
+    startNs = 0;
+    endNs = 1;
+  }
+
+  // Args stay UTF-8 bytes end to end: the webview decodes one object when the details panel shows it.
+  const encoder = new TextEncoder();
+  const argsCount = profile.args.length;
+  const argsTexts: Uint8Array[] = new Array(argsCount);
+  const argsOffset = new Float64Array(argsCount + 1);
+  for (let a = 0; a < argsCount; a++) {
+    argsTexts[a] = encoder.encode(profile.args.text(a));
+    argsOffset[a + 1] = argsOffset[a] + argsTexts[a].byteLength;
+  }
+  const argsBytes = new Uint8Array(argsOffset[argsCount]);
+  for (let a = 0; a < argsCount; a++) argsBytes.set(argsTexts[a], argsOffset[a]);
+
+  const copy = <T extends Uint8Array | Uint16Array | Uint32Array | Int32Array | Float64Array>(column: T): T =>
+    column.slice(0, n) as T;
+  const columns: TimelineColumns = {
+    kind: copy(slices.kind),
+    track: copy(slices.track),
+    depth: copy(slices.depth),
+    start: copy(slices.start),
+    dur: copy(slices.dur),
+    name: copy(slices.name),
+    cat: copy(slices.cat),
+    correlation: copy(slices.correlation),
+    externalId: copy(slices.externalId),
+    args: copy(slices.args),
+    argsBytes,
+    argsOffset,
+    opOf: Int32Array.from(analysis.opOf.subarray(0, n)),
+    runtimeOf: Int32Array.from(analysis.runtimeOf.subarray(0, n)),
+    site,
+    laneOrder,
+    laneTrack,
+    laneDepth,
+    laneOffset,
+    flowFrom,
+    flowTo,
+  };
+  return {
+    header: {
+      version: PROTOCOL_VERSION,
+      title: options.title ?? path.basename(profile.path),
+      source: options.source ?? profile.path,
+      originNs: profile.originNs.toString(),
+      startNs,
+      endNs,
+      sliceCount: n,
+      strings: [...profile.strings.all()],
+      tracks,
+      sites,
+      tables: { ops: analysis.ops, kernels: analysis.kernels, lines: analysis.lines },
+      warnings: profile.warnings.map((w) => w.message),
+      linking: `${analysis.externalIdTrusted ? 'External id' : 'enclosure'}: ${analysis.trustReason}`,
+    },
+    columns,
+  };
+}
+
+/** encodeTimeline + packTimeline: the ArrayBuffer the webview's `init` message carries. */
+export function encodeTimelineBuffer(
+  profile: Profile,
+  analysis: Analysis,
+  options?: EncodeOptions,
+): ArrayBuffer {
+  return packTimeline(encodeTimeline(profile, analysis, options));
+}

@@ -1,0 +1,241 @@
+// npm run test:e2e:timeline — the timeline's custom editor in a real VS Code (code-server) driven by Debian
+// Chromium: packages and installs the VSIX, opens a real CUDA trace named *.pt.trace.json.gz (the default editor
+// for those), finds a kernel and its launching op, opens a broken trace (its one-line error in the panel), opens
+// a plain .json trace through "Reopen Editor With…", and reloads the window (the timeline comes back).
+// Screenshots go to test-artifacts/e2e-timeline/. Needs scripts/install-e2e.sh.
+import { execFileSync } from 'node:child_process';
+import { copyFileSync, cpSync, existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { freePort, prepare, start, stop, waitHealthy } from './codeServer.mjs';
+import { launch, runCommand, webviewFrame } from './workbench.mjs';
+
+const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
+const traces = path.resolve(root, '../shared/traces');
+const artifacts = path.join(root, 'test-artifacts', 'e2e-timeline');
+const timeoutS = Number(process.env.E2E_TIMEOUT_S ?? 600);
+const t0 = Date.now();
+const results = [];
+const log = (message) => console.log(`[${((Date.now() - t0) / 1000).toFixed(1).padStart(6)}s] ${message}`);
+let page;
+let shot = 0;
+
+// A kernel of tracelens_h100_bert_small and the op that launches it.
+const KERNEL = 'indexSelectLargeIndex';
+const LAUNCHING_OP = 'aten::index_select';
+
+async function screenshot(name) {
+  if (!page) return;
+  const file = path.join(artifacts, `${String(++shot).padStart(2, '0')}-${name}.png`);
+  await page.screenshot({ path: file }).catch(() => {});
+  log(`  screenshot ${path.relative(root, file)}`);
+}
+
+async function step(name, body) {
+  const started = Date.now();
+  try {
+    const detail = await body();
+    results.push({ step: name, ok: true, seconds: (Date.now() - started) / 1000, detail });
+    log(`PASS ${name}${detail ? ` — ${detail}` : ''}`);
+  } catch (error) {
+    const message = error instanceof Error ? error.message.split('\n')[0] : String(error);
+    results.push({ step: name, ok: false, seconds: (Date.now() - started) / 1000, detail: message });
+    log(`FAIL ${name} — ${message}`);
+    await screenshot(`failed-${name.replace(/[^a-z0-9]+/gi, '-').toLowerCase()}`);
+    throw error;
+  }
+}
+
+/** Opens a workspace file with Quick Open and waits for its tab (a custom editor: no text lines to wait for). */
+async function quickOpen(name) {
+  const input = page.locator('.quick-input-widget input.input');
+  for (let i = 0; i < 10; i++) {
+    await page.keyboard.press('Control+P');
+    await input.waitFor({ state: 'visible', timeout: 10_000 });
+    await input.fill(name);
+    try {
+      await page
+        .locator('.quick-input-widget .monaco-list-row.focused', { hasText: name })
+        .waitFor({ timeout: 3_000 });
+      await page.keyboard.press('Enter');
+      await page.locator('.tab.active', { hasText: name }).waitFor({ timeout: 15_000 });
+      return;
+    } catch {
+      await page.keyboard.press('Escape');
+      await page.waitForTimeout(500);
+    }
+  }
+  throw new Error(`could not open ${name} with Quick Open`);
+}
+
+/**
+ * Opens a trace and waits for the timeline's webview. A file opened before the workbench has read the
+ * extension's contributions gets the text editor: such a tab is closed and the file opened again.
+ */
+async function openTrace(name, ready) {
+  for (let attempt = 1; attempt <= 4; attempt++) {
+    await quickOpen(name);
+    try {
+      await ready.waitFor({ timeout: 20_000 });
+      return attempt;
+    } catch {
+      await runCommand(page, 'View: Close Editor');
+      await page.waitForTimeout(2_000);
+    }
+  }
+  throw new Error(`${name} never opened in the FlagOS timeline`);
+}
+
+/** Waits until the active webview shows a timeline (its toolbar summary) and returns that summary. */
+async function timelineSummary(timeoutMs = 60_000) {
+  const summary = webviewFrame(page).locator('.toolbar .summary');
+  await summary.waitFor({ timeout: timeoutMs });
+  await webviewFrame(page).locator('canvas.timeline-canvas').waitFor({ timeout: 10_000 });
+  return summary.innerText();
+}
+
+rmSync(artifacts, { recursive: true, force: true });
+mkdirSync(artifacts, { recursive: true });
+const scratch = mkdtempSync(path.join(os.tmpdir(), 'flagos-e2e-timeline-'));
+const state = path.join(scratch, 'state');
+let codeServer;
+let context;
+const watchdog = setTimeout(async () => {
+  log(`FAIL the suite ran past ${timeoutS} s; stopping`);
+  results.push({ step: 'time limit', ok: false, detail: `over ${timeoutS} s` });
+  await context?.close().catch(() => {});
+  await stop(codeServer);
+  writeFileSync(path.join(artifacts, 'results.json'), JSON.stringify(results, null, 2));
+  process.exit(1);
+}, timeoutS * 1000);
+
+try {
+  await step('install code-server, Node 24 and chromium', () => {
+    execFileSync('bash', [path.join(root, 'scripts', 'install-e2e.sh')], {
+      stdio: 'inherit',
+      timeout: 600_000,
+    });
+  });
+
+  let vsix;
+  await step('package the VSIX', () => {
+    const output = execFileSync(process.execPath, [path.join(root, 'scripts', 'package.mjs')], {
+      cwd: root,
+      encoding: 'utf8',
+    });
+    const match = /^(out\/\S+\.vsix): (\d+) KiB/m.exec(output);
+    if (!match) throw new Error('scripts/package.mjs did not name the VSIX it made');
+    vsix = path.join(root, match[1]);
+    return `${match[1]}, ${match[2]} KiB`;
+  });
+
+  // The workspace: the traces under the names users give them (a scratch folder outside the project).
+  const workspace = path.join(scratch, 'traces');
+  mkdirSync(workspace, { recursive: true });
+  copyFileSync(
+    path.join(traces, 'tracelens_h100_bert_small.trace.json.gz'),
+    path.join(workspace, 'bert.pt.trace.json.gz'),
+  );
+  copyFileSync(path.join(traces, 'ascend_npu_trace_view.json'), path.join(workspace, 'ascend_trace.json'));
+  writeFileSync(
+    path.join(workspace, 'broken.pt.trace.json'),
+    '{"traceEvents": [{"ph": "X", "name": "aten::mm", "ts": 1, "dur": ',
+  );
+
+  let common;
+  await step('install the VSIX into code-server', () => {
+    const prepared = prepare({ root, state, vsix, settings: {} });
+    common = prepared.common;
+    if (!/successfully installed/i.test(prepared.installOutput)) throw new Error(prepared.installOutput);
+    return prepared.installOutput.split('\n').pop();
+  });
+
+  const port = await freePort();
+  await step('start code-server', async () => {
+    codeServer = start({ root, state, common, port, folder: workspace });
+    await waitHealthy(port, 60_000);
+    return `http://127.0.0.1:${port}`;
+  });
+
+  context = await launch(path.join(scratch, 'chromium'));
+  page = context.pages()[0] ?? (await context.newPage());
+  page.on('pageerror', (e) => log(`  [pageerror] ${e.message.slice(0, 200)}`));
+
+  await step('open the traces folder in the workbench', async () => {
+    await page.goto(`http://127.0.0.1:${port}/?folder=${encodeURIComponent(workspace)}`);
+    await page.locator('.monaco-workbench').waitFor({ timeout: 90_000 });
+    await page
+      .locator('.explorer-folders-view .monaco-list-row', { hasText: 'bert.pt.trace.json.gz' })
+      .first()
+      .waitFor({ timeout: 90_000 });
+  });
+
+  await step('a *.pt.trace.json.gz opens in the FlagOS timeline', async () => {
+    const attempt = await openTrace('bert.pt.trace.json.gz', webviewFrame(page).locator('.toolbar .summary'));
+    const summary = await timelineSummary();
+    await page.waitForTimeout(500);
+    await screenshot('timeline');
+    if (!/2,298 slices/.test(summary)) throw new Error(`unexpected summary: ${summary}`);
+    return `${summary} (attempt ${attempt})`;
+  });
+
+  await step('search finds a kernel and the details name its launching op', async () => {
+    const frame = webviewFrame(page);
+    await frame.locator('#search').click();
+    await page.keyboard.type(KERNEL);
+    await page.keyboard.press('Enter');
+    const name = frame.locator('#details-name');
+    await name.waitFor({ timeout: 10_000 });
+    const text = await name.innerText();
+    if (!text.includes(KERNEL)) throw new Error(`selected "${text.slice(0, 80)}"`);
+    const details = await frame.locator('#details').innerText();
+    if (!details.includes(LAUNCHING_OP)) throw new Error(`details do not name ${LAUNCHING_OP}`);
+    await screenshot('kernel-selected');
+    return `${LAUNCHING_OP} -> ${text.slice(0, 60)}…`;
+  });
+
+  await step('a broken trace shows its one-line error in the panel', async () => {
+    const alert = webviewFrame(page).locator('[role=alert]');
+    await openTrace('broken.pt.trace.json', alert);
+    const text = await alert.innerText();
+    if (!text.includes('broken.pt.trace.json')) throw new Error(`the error does not name the file: ${text}`);
+    await screenshot('broken-trace');
+    return text.replace(/\s+/g, ' ').slice(0, 160);
+  });
+
+  await step('"Reopen Editor With…" offers FlagOS Profiler for a plain .json trace', async () => {
+    await quickOpen('ascend_trace.json');
+    await runCommand(page, 'View: Reopen Editor With...');
+    const row = page.locator('.quick-input-widget .monaco-list-row', { hasText: 'FlagOS Profiler' }).first();
+    await row.waitFor({ timeout: 10_000 });
+    await row.click();
+    const summary = await timelineSummary();
+    await screenshot('open-with');
+    return summary;
+  });
+
+  await step('after a window reload the timeline is back', async () => {
+    await runCommand(page, 'Developer: Reload Window');
+    await page.locator('.monaco-workbench').waitFor({ timeout: 90_000 });
+    const summary = await timelineSummary(90_000);
+    await screenshot('after-reload');
+    return summary;
+  });
+} catch {
+  process.exitCode = 1;
+} finally {
+  clearTimeout(watchdog);
+  await context?.close().catch(() => {});
+  await stop(codeServer);
+  if (existsSync(path.join(state, 'code-server.log')))
+    cpSync(path.join(state, 'code-server.log'), path.join(artifacts, 'code-server.log'));
+  // The extension host's own log says why an editor did not resolve.
+  if (existsSync(path.join(state, 'user-data', 'logs')))
+    cpSync(path.join(state, 'user-data', 'logs'), path.join(artifacts, 'logs'), { recursive: true });
+  writeFileSync(path.join(artifacts, 'results.json'), JSON.stringify(results, null, 2));
+  rmSync(scratch, { recursive: true, force: true });
+  const passed = results.filter((r) => r.ok).length;
+  log(`${passed}/${results.length} steps passed; artifacts in ${path.relative(root, artifacts)}/`);
+  if (results.some((r) => !r.ok)) process.exitCode = 1;
+}

@@ -1,0 +1,311 @@
+/**
+ * The timeline in a real browser: reports of real CUDA, ROCm, Ascend and MTIA traces opened in headless Debian
+ * chromium. Screenshots land in test-artifacts/.
+ */
+import { mkdirSync, writeFileSync } from 'node:fs';
+import * as path from 'node:path';
+import type { Browser, Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { analyze } from '../../extension/analysis/analyze';
+import { importTrace } from '../../extension/import/kineto';
+import { SliceKind } from '../../extension/model/profile';
+import { packTimeline, type TimelinePayload } from '../../extension/protocol';
+import { encodeTimeline } from '../../extension/timeline/encode';
+import { buildReportHtml, type WebviewBundle } from '../../extension/timeline/report';
+import type { WebviewToHost } from '../../extension/protocol';
+import { ARTIFACTS, buildWebviewBundle, launchChromium, TRACES } from '../support/browser';
+
+interface Case {
+  label: string;
+  file: string;
+  /** The trace names source lines (python_function frames), so a kernel has a source link. */
+  hasSource: boolean;
+}
+
+const CASES: Case[] = [
+  { label: 'cuda', file: 'tracelens_h100_bert_small.trace.json.gz', hasSource: true },
+  { label: 'rocm', file: 'tracelens_mi300x_bert_small.trace.json.gz', hasSource: true },
+  { label: 'ascend', file: 'ascend_npu_trace_view.json', hasSource: false },
+  { label: 'mtia', file: 'hta_mtia_inference_rank0.trace.json.gz', hasSource: false },
+];
+
+/** Orange of selected flows (theme.ts: --vscode-charts-orange, default #d18616). */
+const FLOW_SELECTED_RGB = [0xd1, 0x86, 0x16];
+
+interface Chosen {
+  slice: number;
+  name: string;
+  opName: string;
+  site: { file: string; line: number } | undefined;
+}
+
+function escapeRegex(text: string): string {
+  return text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+}
+
+/**
+ * A kernel the test can reach by an anchored regex search on its name: a kernel with a launching op (and a
+ * source site, when the trace has them), as early as possible among the slices of that name, since Enter walks
+ * the matches in start order. `position` is its index among them.
+ */
+function chooseKernel(payload: TimelinePayload, wantSource: boolean): Chosen & { position: number } {
+  const c = payload.columns;
+  const strings = payload.header.strings;
+  const byName = new Map<number, number[]>();
+  for (let i = 0; i < payload.header.sliceCount; i++) {
+    const list = byName.get(c.name[i]);
+    if (list) list.push(i);
+    else byName.set(c.name[i], [i]);
+  }
+  let best: (Chosen & { position: number }) | undefined;
+  for (const [, slices] of byName) {
+    slices.sort((a, b) => c.start[a] - c.start[b] || a - b);
+    const position = slices.findIndex(
+      (i) => c.kind[i] === SliceKind.Kernel && c.opOf[i] >= 0 && (!wantSource || c.site[i] >= 0),
+    );
+    if (position < 0 || (best && best.position <= position)) continue;
+    const slice = slices[position];
+    const site = c.site[slice] >= 0 ? payload.header.sites[c.site[slice]] : undefined;
+    best = { slice, name: strings[c.name[slice]], opName: strings[c.name[c.opOf[slice]]], site, position };
+  }
+  if (!best) throw new Error('no kernel with a launching op in this trace');
+  return best;
+}
+
+/** Pixels of the timeline canvas that are within `tolerance` of an RGB colour. */
+async function countPixels(page: Page, rgb: number[], tolerance: number): Promise<number> {
+  return page.evaluate(
+    ([r, g, b, tol]) => {
+      const canvas = document.querySelector('canvas.timeline-canvas') as HTMLCanvasElement;
+      const data = canvas.getContext('2d')!.getImageData(0, 0, canvas.width, canvas.height).data;
+      let n = 0;
+      for (let i = 0; i < data.length; i += 4) {
+        if (Math.abs(data[i] - r) + Math.abs(data[i + 1] - g) + Math.abs(data[i + 2] - b) <= tol) n++;
+      }
+      return n;
+    },
+    [...rgb, tolerance],
+  );
+}
+
+/** Distinct colours and pixels differing from the top-left background pixel, in the slice area. */
+async function paintedArea(page: Page): Promise<{ painted: number; colours: number }> {
+  return page.evaluate(() => {
+    const canvas = document.querySelector('canvas.timeline-canvas') as HTMLCanvasElement;
+    const dpr = window.devicePixelRatio || 1;
+    const x0 = Math.floor(210 * dpr);
+    const y0 = Math.floor(30 * dpr);
+    const image = canvas.getContext('2d')!.getImageData(x0, y0, canvas.width - x0, canvas.height - y0).data;
+    const background = `${image[0]},${image[1]},${image[2]}`;
+    const colours = new Set<string>();
+    let painted = 0;
+    for (let i = 0; i < image.length; i += 4) {
+      const key = `${image[i]},${image[i + 1]},${image[i + 2]}`;
+      if (key !== background) painted++;
+      if (colours.size < 1000) colours.add(key);
+    }
+    return { painted, colours: colours.size };
+  });
+}
+
+async function openReport(browser: Browser, html: string, name: string): Promise<Page> {
+  const file = path.join(ARTIFACTS, `${name}.html`);
+  writeFileSync(file, html);
+  const page = await browser.newPage({ viewport: { width: 1400, height: 900 } });
+  const errors: string[] = [];
+  page.on('pageerror', (error) => errors.push(error.message));
+  await page.goto(`file://${file}`);
+  await page.waitForFunction(() => window.flagprofTimeline || window.flagprofTimelineError, null, {
+    timeout: 30_000,
+  });
+  const failure = await page.evaluate(() => window.flagprofTimelineError);
+  expect(failure, `the report page failed: ${failure}`).toBeUndefined();
+  expect(errors).toEqual([]);
+  return page;
+}
+
+let browser: Browser;
+let bundle: WebviewBundle;
+
+beforeAll(async () => {
+  mkdirSync(ARTIFACTS, { recursive: true });
+  [bundle, browser] = await Promise.all([buildWebviewBundle(), launchChromium()]);
+});
+
+afterAll(async () => {
+  await browser?.close();
+});
+
+describe.each(CASES)('timeline report of $label ($file)', ({ label, file, hasSource }) => {
+  it('renders, finds a kernel, shows its launching op and flow, and links its source', async () => {
+    const tracePath = path.join(TRACES, file);
+    const profile = await importTrace(tracePath);
+    const analysis = analyze(profile);
+    const payload = encodeTimeline(profile, analysis, { title: file });
+    const chosen = chooseKernel(payload, hasSource);
+    const page = await openReport(
+      browser,
+      buildReportHtml(packTimeline(payload), file, bundle),
+      `webview-${label}`,
+    );
+    try {
+      // The timeline renders: slices drawn in several colours over a good part of the canvas.
+      await page.waitForTimeout(100);
+      const area = await paintedArea(page);
+      expect(area.painted).toBeGreaterThan(5_000);
+      expect(area.colours).toBeGreaterThan(4);
+      const blocks = await page.evaluate(() => window.flagprofTimeline!.view.stats.blocks);
+      expect(blocks).toBeGreaterThan(10);
+      await page.screenshot({ path: path.join(ARTIFACTS, `webview-${label}-fit.png`) });
+      const orangeBefore = await countPixels(page, FLOW_SELECTED_RGB, 30);
+
+      // Search finds the kernel: an anchored regex, Enter selects the first match.
+      await page.locator('#search-regex').click();
+      await page.locator('#search').click();
+      await page.keyboard.type(`^${escapeRegex(chosen.name)}$`);
+      for (let k = 0; k <= chosen.position; k++) await page.keyboard.press('Enter');
+      await expect
+        .poll(() => page.locator('#search-count').innerText())
+        .toMatch(new RegExp(`^${chosen.position + 1} of \\d`));
+      const selected = await page.evaluate(() => window.flagprofTimeline!.view.selected);
+      expect(selected).toBe(chosen.slice);
+
+      // The details panel names the kernel and its launching op.
+      const details = await page.locator('#details').innerText();
+      expect(details).toContain(chosen.name);
+      expect(details).toContain('Launching op');
+      const opLink = page.locator('#details a.slice-link').first();
+      expect(await opLink.innerText()).toBe(chosen.opName);
+
+      // The selected slice's flow arrow is drawn (in the selection's orange).
+      await page.waitForTimeout(100);
+      const flows = await page.evaluate(() => window.flagprofTimeline!.view.stats.flows);
+      expect(flows).toBeGreaterThanOrEqual(1);
+      const orangeAfter = await countPixels(page, FLOW_SELECTED_RGB, 30);
+      expect(orangeAfter).toBeGreaterThan(orangeBefore + 10);
+      await page.screenshot({ path: path.join(ARTIFACTS, `webview-${label}-kernel.png`) });
+
+      // The source link posts the launching op's file and line to the host.
+      if (hasSource) {
+        expect(chosen.site).toBeDefined();
+        await page.locator('#details-source').click();
+        const posted = await page.evaluate(() => window.flagprofHostMessages ?? []);
+        const open = posted.filter(
+          (m): m is Extract<WebviewToHost, { type: 'openSource' }> => m.type === 'openSource',
+        );
+        expect(open).toHaveLength(1);
+        expect({ file: open[0].file, line: open[0].line }).toEqual({
+          file: chosen.site!.file,
+          line: chosen.site!.line,
+        });
+        // Enter on the timeline does the same from the keyboard.
+        await page.locator('canvas.timeline-canvas').focus();
+        await page.keyboard.press('Enter');
+        const again = await page.evaluate(() =>
+          (window.flagprofHostMessages ?? []).filter((m) => m.type === 'openSource'),
+        );
+        expect(again).toHaveLength(2);
+        expect(again[1]).toMatchObject({ file: chosen.site!.file, line: chosen.site!.line });
+      }
+
+      // Following the op link selects the launching op, whose launched list leads back to the kernel.
+      await opLink.click();
+      const opSelected = await page.evaluate(() => window.flagprofTimeline!.view.selected);
+      expect(opSelected).toBe(payload.columns.opOf[chosen.slice]);
+      expect(await page.locator('#details-launched').innerText()).toContain(chosen.name);
+    } finally {
+      await page.close();
+    }
+  });
+});
+
+describe('timeline interaction', () => {
+  it('zooms with W, pans with D, selects from the ops table, follows the theme, and shows host errors', async () => {
+    const tracePath = path.join(TRACES, CASES[0].file);
+    const profile = await importTrace(tracePath);
+    const analysis = analyze(profile);
+    const payload = encodeTimeline(profile, analysis, { title: CASES[0].file });
+    const page = await openReport(
+      browser,
+      buildReportHtml(packTimeline(payload), 'interaction', bundle),
+      'webview-interaction',
+    );
+    try {
+      const span = () =>
+        page.evaluate(() => window.flagprofTimeline!.view.viewEnd - window.flagprofTimeline!.view.viewStart);
+      const startOf = () => page.evaluate(() => window.flagprofTimeline!.view.viewStart);
+      const before = await span();
+      await page.locator('canvas.timeline-canvas').focus();
+      await page.keyboard.down('w');
+      await page.waitForTimeout(400);
+      await page.keyboard.up('w');
+      const zoomed = await span();
+      expect(zoomed).toBeLessThan(before * 0.8);
+      const left = await startOf();
+      await page.keyboard.down('d');
+      await page.waitForTimeout(300);
+      await page.keyboard.up('d');
+      expect(await startOf()).toBeGreaterThan(left);
+      await page.keyboard.press('0');
+      await expect.poll(span).toBeGreaterThan(before * 0.9);
+
+      // A row of the ops table selects that op's longest call in the timeline.
+      const topOp = analysis.ops[0].name;
+      const row = page.locator('.vtable-body .vtable-row').first();
+      expect(await row.locator('.vtable-cell').first().innerText()).toBe(topOp);
+      await row.click();
+      const selectedName = await page.evaluate(() => {
+        const t = window.flagprofTimeline!;
+        return t.model.nameOf(t.view.selected);
+      });
+      expect(selectedName).toBe(topOp);
+      await page.screenshot({ path: path.join(ARTIFACTS, 'webview-interaction-op.png') });
+
+      // VS Code's theme: the body class and the --vscode-* variables it sets; the canvas follows at once.
+      // The background is the most common colour of the slice area.
+      const backgroundPixel = () =>
+        page.evaluate(() => {
+          const canvas = document.querySelector('canvas.timeline-canvas') as HTMLCanvasElement;
+          const x0 = Math.ceil(210 * (window.devicePixelRatio || 1));
+          const data = canvas
+            .getContext('2d')!
+            .getImageData(x0, 40, canvas.width - x0, canvas.height - 40).data;
+          const counts = new Map<number, number>();
+          for (let i = 0; i < data.length; i += 4) {
+            const key = (data[i] << 16) | (data[i + 1] << 8) | data[i + 2];
+            counts.set(key, (counts.get(key) ?? 0) + 1);
+          }
+          const [mode] = [...counts.entries()].sort((a, b) => b[1] - a[1])[0];
+          return [mode >> 16, (mode >> 8) & 255, mode & 255];
+        });
+      await page.locator('canvas.timeline-canvas').focus();
+      await page.keyboard.press('Escape');
+      await page.evaluate(() => {
+        document.documentElement.style.setProperty('--vscode-editor-background', '#1e1e1e');
+        document.documentElement.style.setProperty('--vscode-editor-foreground', '#d4d4d4');
+        document.body.className = 'vscode-dark';
+      });
+      await expect.poll(backgroundPixel).toEqual([0x1e, 0x1e, 0x1e]);
+      await page.screenshot({ path: path.join(ARTIFACTS, 'webview-theme-dark.png') });
+      await page.evaluate(() => {
+        document.documentElement.style.setProperty('--vscode-editor-background', '#000000');
+        document.documentElement.style.setProperty('--vscode-contrastBorder', '#6fc3df');
+        document.body.className = 'vscode-high-contrast';
+      });
+      await expect.poll(backgroundPixel).toEqual([0, 0, 0]);
+      await expect.poll(() => countPixels(page, [0x6f, 0xc3, 0xdf], 10)).toBeGreaterThan(200);
+      await page.screenshot({ path: path.join(ARTIFACTS, 'webview-theme-high-contrast.png') });
+
+      // An import error from the host replaces the timeline with its one line, naming the file.
+      const message = `${tracePath}: expected ',' or '}' after an event (at byte 1234)`;
+      await page.evaluate(
+        (text) => window.postMessage({ type: 'error', title: 'Cannot show trace.json', message: text }, '*'),
+        message,
+      );
+      await expect.poll(() => page.locator('[role=alert]').innerText()).toContain(message);
+      await page.screenshot({ path: path.join(ARTIFACTS, 'webview-error.png') });
+    } finally {
+      await page.close();
+    }
+  });
+});

@@ -2,7 +2,7 @@ import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 
 export default tseslint.config(
-  { ignores: ['dist/**', 'node_modules/**', 'build/**', '.venv/**', 'out/**', 'test-artifacts/**'] },
+  { ignores: ['dist/**', 'node_modules/**', 'build/**', '.venv/**', 'out/**', 'test-artifacts/**', 'bench/out/**', '.tools/**'] },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {

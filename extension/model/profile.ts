@@ -106,6 +106,11 @@ export class ArgsArena {
     return this.append(encoded, 0, encoded.length);
   }
 
+  /** The arena's bytes and offsets as they are (args i is bytes[offsets[i], offsets[i + 1])): no copy, no decode. */
+  raw(): { bytes: Uint8Array; offsets: Float64Array } {
+    return { bytes: this.bytes.subarray(0, this.used), offsets: this.offsets.subarray(0, this.count + 1) };
+  }
+
   text(index: number): string {
     return textDecoder.decode(this.bytes.subarray(this.offsets[index], this.offsets[index + 1]));
   }

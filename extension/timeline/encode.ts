@@ -193,17 +193,11 @@ export function encodeTimeline(
     endNs = 1;
   }
 
-  // Args stay UTF-8 bytes end to end: the webview decodes one object when the details panel shows it.
-  const encoder = new TextEncoder();
-  const argsCount = profile.args.length;
-  const argsTexts: Uint8Array[] = new Array(argsCount);
-  const argsOffset = new Float64Array(argsCount + 1);
-  for (let a = 0; a < argsCount; a++) {
-    argsTexts[a] = encoder.encode(profile.args.text(a));
-    argsOffset[a + 1] = argsOffset[a] + argsTexts[a].byteLength;
-  }
-  const argsBytes = new Uint8Array(argsOffset[argsCount]);
-  for (let a = 0; a < argsCount; a++) argsBytes.set(argsTexts[a], argsOffset[a]);
+  // Args stay UTF-8 bytes end to end (the arena already holds the texts back to back): the webview decodes one
+  // object when the details panel shows it.
+  const raw = profile.args.raw();
+  const argsBytes = raw.bytes.slice();
+  const argsOffset = raw.offsets.slice();
 
   const copy = <T extends Uint8Array | Uint16Array | Uint32Array | Int32Array | Float64Array>(column: T): T =>
     column.slice(0, n) as T;

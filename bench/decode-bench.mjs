@@ -1,0 +1,195 @@
+// Decoding throughput of agent-mode captures through the native addon: a synthetic capture of 10 million CUPTI
+// records (per launch: external correlation, cudaLaunchKernel runtime record, Kernel10 record) decoded to columns.
+// Reports records/s against the 20 M/s target, and the cost of also producing every event's metadata JSON.
+//   node bench/decode-bench.mjs [--records N] [--runs K]
+import { existsSync, mkdtempSync, openSync, writeSync, closeSync, rmSync, statSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { parseArgs } from 'node:util';
+import { fileURLToPath } from 'node:url';
+
+const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+const { values } = parseArgs({ options: { records: { type: 'string' }, runs: { type: 'string' } } });
+const TOTAL = Number(values.records ?? 10_000_000);
+const RUNS = Number(values.runs ?? 3);
+const addonPath = path.join(root, 'build', 'Release', 'flagprof.node');
+if (!existsSync(addonPath)) {
+  console.error(`bench: ${addonPath} is missing: run npm ci (or node scripts/build-addon.mjs)`);
+  process.exit(2);
+}
+const addon = { exports: {} };
+process.dlopen(addon, addonPath);
+const { decodeCapture } = addon.exports;
+
+const T0 = 1_790_000_000_000_000_000n;
+const NAMES = [
+  '_ZN2at6native29vectorized_elementwise_kernelILi4ENS0_11FillFunctorIfEENS_6detail5ArrayIPcLi1EEEEEviT0_T1_',
+  '_ZN7cutlass6KernelI43cutlass_80_simt_sgemm_128x128_8x4_nn_align1EEvNT_6ParamsE',
+  '_ZN2at6native20bitonicSortKVInPlaceIfEEvPT_i',
+];
+
+// CRC-32C (Castagnoli), as the capture format checksums its header and frames.
+const CRC32C_TABLE = (() => {
+  const table = new Uint32Array(256);
+  for (let i = 0; i < 256; i++) {
+    let c = i;
+    for (let k = 0; k < 8; k++) c = c & 1 ? 0x82f63b78 ^ (c >>> 1) : c >>> 1;
+    table[i] = c >>> 0;
+  }
+  return table;
+})();
+
+function crc32c(bytes) {
+  let crc = 0xffffffff;
+  for (let i = 0; i < bytes.length; i++) crc = CRC32C_TABLE[(crc ^ bytes[i]) & 0xff] ^ (crc >>> 8);
+  return (crc ^ 0xffffffff) >>> 0;
+}
+
+function frame(type, payload) {
+  const out = Buffer.allocUnsafe(payload.length + 12);
+  out.writeUInt32LE(type, 0);
+  out.writeUInt32LE(payload.length, 4);
+  payload.copy(out, 8);
+  out.writeUInt32LE(crc32c(out.subarray(0, 8 + payload.length)), 8 + payload.length);
+  return out;
+}
+
+function header() {
+  const h = Buffer.alloc(64);
+  h.write('FLAGPCAP', 0, 'latin1');
+  h.writeUInt16LE(1, 8);
+  h.writeUInt16LE(64, 10);
+  h.writeUInt32LE(1, 12);
+  h.writeUInt32LE(130001, 16);
+  h.writeUInt32LE(1, 20);
+  h.writeBigUInt64LE(T0, 24);
+  h.writeBigUInt64LE(T0, 32);
+  h.writeUInt32LE(crc32c(h.subarray(0, 60)), 60);
+  return h;
+}
+
+/** One frame of `launches` launches (3 records each), correlation ids from `firstCorrelation`. */
+function batch(launches, firstCorrelation, firstNs) {
+  const strings = Buffer.concat(
+    NAMES.flatMap((n) => {
+      const b = Buffer.from(n);
+      const len = Buffer.alloc(4);
+      len.writeUInt32LE(b.length);
+      return [len, b];
+    }),
+  );
+  const per = 8 + 24 + 8 + 40 + 8 + 216;
+  const body = Buffer.alloc(4 + strings.length + 4 + launches * per);
+  let at = 0;
+  body.writeUInt32LE(NAMES.length, at);
+  at += 4;
+  strings.copy(body, at);
+  at += strings.length;
+  body.writeUInt32LE(launches * 3, at);
+  at += 4;
+  for (let i = 0; i < launches; i++) {
+    const corr = firstCorrelation + i;
+    const t = firstNs + BigInt(i) * 4000n;
+    // external correlation (kind 39, CUSTOM0)
+    body.writeUInt32LE(24, at);
+    body.writeUInt32LE(0xffffffff, at + 4);
+    body.writeUInt32LE(39, at + 8);
+    body.writeUInt32LE(3, at + 12);
+    body.writeBigUInt64LE(BigInt(corr >> 2), at + 16);
+    body.writeUInt32LE(corr, at + 24);
+    at += 32;
+    // runtime API record (kind 5, cudaLaunchKernel)
+    body.writeUInt32LE(40, at);
+    body.writeUInt32LE(0xffffffff, at + 4);
+    body.writeUInt32LE(5, at + 8);
+    body.writeUInt32LE(211, at + 12);
+    body.writeBigUInt64LE(t, at + 16);
+    body.writeBigUInt64LE(t + 1500n, at + 24);
+    body.writeUInt32LE(1, at + 32);
+    body.writeUInt32LE(1, at + 36);
+    body.writeUInt32LE(corr, at + 40);
+    at += 48;
+    // Kernel10 (kind 10)
+    body.writeUInt32LE(216, at);
+    body.writeUInt32LE(i % NAMES.length, at + 4);
+    const k = at + 8;
+    body.writeUInt32LE(10, k);
+    body.writeUInt16LE(32, k + 6);
+    body.writeBigUInt64LE(t + 2000n, k + 16);
+    body.writeBigUInt64LE(t + 3500n, k + 24);
+    body.writeUInt32LE(7, k + 48);
+    body.writeInt32LE(128, k + 52);
+    body.writeInt32LE(1, k + 56);
+    body.writeInt32LE(1, k + 60);
+    body.writeInt32LE(256, k + 64);
+    body.writeInt32LE(1, k + 68);
+    body.writeInt32LE(1, k + 72);
+    body.writeUInt32LE(corr, k + 92);
+    at += 8 + 216;
+  }
+  return frame(1, body);
+}
+
+const dir = mkdtempSync(path.join(os.tmpdir(), 'flagprof-decode-bench-'));
+const file = path.join(dir, 'synthetic.fpc');
+const launches = Math.ceil(TOTAL / 3);
+const BATCH = 50_000;
+let t = performance.now();
+const fd = openSync(file, 'w');
+writeSync(fd, header());
+for (let done = 0; done < launches; done += BATCH) {
+  const n = Math.min(BATCH, launches - done);
+  writeSync(fd, batch(n, done + 1, T0 + BigInt(done) * 4000n));
+}
+closeSync(fd);
+const size = statSync(file).size;
+console.log(
+  `synthetic capture: ${launches * 3} records, ${(size / 2 ** 20).toFixed(0)} MiB, written in ${((performance.now() - t) / 1000).toFixed(1)} s`,
+);
+
+const rates = [];
+const cpuRates = [];
+for (let run = 0; run < RUNS; run++) {
+  t = performance.now();
+  const cpu0 = process.cpuUsage();
+  const c = decodeCapture(file);
+  const s = (performance.now() - t) / 1000;
+  const cpu = process.cpuUsage(cpu0);
+  const cpuS = (cpu.user + cpu.system) / 1e6;
+  cpuRates.push(c.counts.records / cpuS);
+  if (c.counts.records !== launches * 3 || c.length !== launches * 2)
+    throw new Error(`decoded ${c.counts.records} records, ${c.length} events`);
+  rates.push(c.counts.records / s);
+  console.log(
+    `run ${run + 1}: ${c.counts.records} records -> ${c.length} events in ${s.toFixed(3)} s = ${(c.counts.records / s / 1e6).toFixed(1)} M records/s (CPU ${cpuS.toFixed(3)} s = ${(c.counts.records / cpuS / 1e6).toFixed(1)} M/s)`,
+  );
+}
+rates.sort((a, b) => a - b);
+const median = rates[Math.floor(rates.length / 2)];
+cpuRates.sort((a, b) => a - b);
+const cpuMedian = cpuRates[Math.floor(cpuRates.length / 2)];
+console.log(
+  `decode (columns): median ${(median / 1e6).toFixed(1)} M records/s wall, ${(cpuMedian / 1e6).toFixed(1)} M records/s per CPU-second ` +
+    `(target >= 20 M/s wall: ${median >= 20e6 ? 'met' : 'NOT met'}; load average ${os.loadavg()[0].toFixed(1)} on ${os.cpus().length} CPUs)`,
+);
+
+// Metadata JSON for every event costs more; measured on the first million records for scale.
+const small = path.join(dir, 'small.fpc');
+const fd2 = openSync(small, 'w');
+writeSync(fd2, header());
+const smallLaunches = Math.ceil(Math.min(TOTAL, 1_000_000) / 3);
+for (let done = 0; done < smallLaunches; done += BATCH)
+  writeSync(fd2, batch(Math.min(BATCH, smallLaunches - done), done + 1, T0));
+closeSync(fd2);
+t = performance.now();
+const withArgs = decodeCapture(small, { args: true });
+const sArgs = (performance.now() - t) / 1000;
+t = performance.now();
+decodeCapture(small);
+const sPlain = (performance.now() - t) / 1000;
+console.log(
+  `decode with metadata JSON: ${(withArgs.counts.records / sArgs / 1e6).toFixed(1)} M records/s ` +
+    `(${(sArgs / sPlain).toFixed(1)}x the columns-only time on ${withArgs.counts.records} records)`,
+);
+if (!process.env.FLAGPROF_BENCH_KEEP) rmSync(dir, { recursive: true, force: true });
+else console.log(`kept ${file}`);

@@ -1,0 +1,148 @@
+/**
+ * Loads the native addon (native/addon, built by `npm ci` through node-gyp): build/Release first, then
+ * prebuilds/<platform>-<arch>. All capture decoding happens in the addon's C++ (the shared tracer); this
+ * module only finds it and types what it returns.
+ */
+import { existsSync } from 'node:fs';
+import path from 'node:path';
+
+/** EventKind of native/tracer/device_tracer.h. */
+export const enum CaptureEventKind {
+  Kernel = 0,
+  Memcpy = 1,
+  Memset = 2,
+  Runtime = 3,
+  Driver = 4,
+}
+
+export interface CaptureDiagnostic {
+  severity: 'info' | 'warning';
+  /** A decoder code (frame-crc, frame-length, layout, dropped, no-end, ...) or the tracer's line id (E1, C8, ...). */
+  code: string;
+  message: string;
+  /** Byte offset in the capture, for problems with the file itself. */
+  offset?: number;
+  gated: boolean;
+  /** Recorded by the agent while capturing (a FLAGOS_TRACE line), rather than found while decoding. */
+  fromCapture: boolean;
+  realtimeNs?: bigint;
+}
+
+export interface CaptureCounts {
+  frames: number;
+  badFrames: number;
+  records: number;
+  kernel: number;
+  memcpy: number;
+  memset: number;
+  runtime: number;
+  driver: number;
+  externalCorrelation: number;
+  deviceRecords: number;
+  ignored: number;
+  noTiming: number;
+  implausible: number;
+  malformed: number;
+  dropped: number;
+}
+
+/** A decoded capture: one entry per DeviceEvent in each column. */
+export interface DecodedCapture {
+  formatVersion: number;
+  vendor: string;
+  apiVersion: number;
+  pid: number;
+  library: string;
+  /** False when the process stopped before closing the capture (a decodable prefix). */
+  closed: boolean;
+  /** Epoch ns that start/end are relative to: the capture window's start when recorded. */
+  baseNs: bigint;
+  windowStartNs: bigint | null;
+  windowStopNs: bigint | null;
+  calibration: { vendorNs: bigint; realtimeNs: bigint }[];
+  length: number;
+  kind: Uint8Array;
+  start: Float64Array;
+  end: Float64Array;
+  correlation: Uint32Array;
+  /** NaN when absent: 0 is a valid torch id. */
+  externalId: Float64Array;
+  device: Uint32Array;
+  stream: Uint32Array;
+  thread: Uint32Array;
+  process: Uint32Array;
+  name: Uint32Array;
+  cbid: Uint32Array;
+  names: string[];
+  /** Each event's metadata as JSON text: bytes[offsets[i], offsets[i + 1]). Only with { args: true }. */
+  args?: { bytes: Uint8Array; offsets: Float64Array };
+  counts: CaptureCounts;
+  devices: {
+    id: number;
+    numMultiprocessors: number;
+    maxWarpsPerMultiprocessor: number;
+    computeCapability: string;
+  }[];
+  diagnostics: CaptureDiagnostic[];
+}
+
+export interface FlagprofAddon {
+  /** Throws an Error whose message is one line naming the file for a file that is not a readable capture. */
+  decodeCapture(file: string, options?: { args?: boolean }): DecodedCapture;
+  formatVersion: number;
+}
+
+/** The addon could not be loaded; the message lists every place tried. */
+export class AddonLoadError extends Error {
+  constructor(readonly tried: string[]) {
+    super(`the flagprof native addon could not be loaded; tried ${tried.join('; ')}`);
+    this.name = 'AddonLoadError';
+  }
+}
+
+let cached: FlagprofAddon | undefined;
+
+/** Directories that may be the package root: this file lives in extension/import/ (sources) or dist/ (bundle). */
+function packageRoots(): string[] {
+  const roots: string[] = [];
+  let dir = __dirname;
+  for (let i = 0; i < 4; i++) {
+    if (existsSync(path.join(dir, 'package.json'))) roots.push(dir);
+    const up = path.dirname(dir);
+    if (up === dir) break;
+    dir = up;
+  }
+  return roots;
+}
+
+export function addonCandidates(): string[] {
+  const platform = `${process.platform}-${process.arch}`;
+  const candidates: string[] = [];
+  for (const root of packageRoots()) {
+    candidates.push(path.join(root, 'build', 'Release', 'flagprof.node'));
+    candidates.push(path.join(root, 'prebuilds', platform, 'flagprof.node'));
+  }
+  return candidates;
+}
+
+export function loadAddon(): FlagprofAddon {
+  if (cached) return cached;
+  const tried: string[] = [];
+  for (const file of addonCandidates()) {
+    if (!existsSync(file)) {
+      tried.push(`${file} (not found)`);
+      continue;
+    }
+    try {
+      // process.dlopen works the same from the CommonJS bundle and from sources run by the test runner.
+      const module = { exports: {} as unknown };
+      process.dlopen(module, file);
+      cached = module.exports as FlagprofAddon;
+      return cached;
+    } catch (error) {
+      tried.push(`${file} (${String((error as Error).message).split('\n')[0]})`);
+    }
+  }
+  if (tried.length === 0) tried.push(`no package root above ${__dirname}`);
+  throw new AddonLoadError(tried);
+}

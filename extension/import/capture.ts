@@ -1,0 +1,264 @@
+/**
+ * Agent-mode captures (.fpc) into the Profile. The addon decodes (native/tracer); this module only places the
+ * DeviceEvents: device activity on per-stream device tracks, runtime calls on the thread that made them, one
+ * flow per vendor correlation id (runtime call -> device event, both halves or none), the torch External id
+ * carried as is (it drives attribution, the correlation id never does), and strict capture-window containment
+ * with every event left out counted in profile.warnings.
+ */
+import { FlowPhase, Profile, SliceKind, type Track } from '../model/profile';
+import { ImportError } from './errors';
+import { CaptureEventKind, loadAddon, type DecodedCapture } from './addon';
+import { enclosingSlice } from './finish';
+
+const SLICE_KIND: readonly SliceKind[] = [
+  SliceKind.Kernel,
+  SliceKind.Memcpy,
+  SliceKind.Memset,
+  SliceKind.Runtime,
+  SliceKind.Driver,
+];
+/** The categories Kineto writes for the same activities on CUDA. */
+const CATEGORY: readonly string[] = ['kernel', 'gpu_memcpy', 'gpu_memset', 'cuda_runtime', 'cuda_driver'];
+
+export interface MergeResult {
+  added: number;
+  outsideWindow: number;
+  flows: number;
+  /** Device events whose runtime call is not in the capture (no flow drawn for them). */
+  unpairedDevice: number;
+}
+
+/** Decodes a capture, turning a file that is not a capture into an ImportError (one line, names the file). */
+export function decodeCaptureFile(file: string, options: { args?: boolean } = {}): DecodedCapture {
+  const addon = loadAddon();
+  try {
+    return addon.decodeCapture(file, options);
+  } catch (error) {
+    const message = String((error as Error).message ?? error);
+    // The addon's messages already start with the file name.
+    throw new ImportError(
+      file,
+      undefined,
+      message.startsWith(`${file}: `) ? message.slice(file.length + 2) : message,
+    );
+  }
+}
+
+/** A Profile holding only the capture's device events and runtime calls. */
+export function importCapture(file: string): Profile {
+  const profile = new Profile(file);
+  profile.format = 'flagprof-capture';
+  mergeCapture(profile, file);
+  return profile;
+}
+
+/**
+ * Adds the capture's events to a profile imported from the same run's Kineto trace (both clocks are Unix epoch
+ * ns), then re-indexes the tracks (order, nesting, flow binding).
+ */
+export function mergeCapture(profile: Profile, capturePath: string): MergeResult {
+  const capture = decodeCaptureFile(capturePath, { args: true });
+  const result = placeEvents(profile, capture);
+  profile.metadata.capture = {
+    path: capturePath,
+    vendor: capture.vendor,
+    apiVersion: capture.apiVersion,
+    library: capture.library,
+    closed: capture.closed,
+    counts: capture.counts,
+    devices: capture.devices,
+    // Epoch ns as decimal text: exact, and safe for JSON.stringify (BigInt is not).
+    window: {
+      startNs: capture.windowStartNs?.toString() ?? null,
+      stopNs: capture.windowStopNs?.toString() ?? null,
+    },
+    ...result,
+  };
+  for (const d of capture.diagnostics) {
+    if (d.fromCapture) continue; // the tracer's own lines: shown by the bring-up view from metadata.captureDiagnostics
+    profile.warnings.push({ message: `${capturePath}: ${d.message}`, offset: d.offset });
+  }
+  profile.metadata.captureDiagnostics = capture.diagnostics
+    .filter((d) => d.fromCapture)
+    .map((d) => ({ ...d, realtimeNs: d.realtimeNs?.toString() }));
+  reindex(profile);
+  return result;
+}
+
+function placeEvents(profile: Profile, capture: DecodedCapture): MergeResult {
+  const { slices, strings, flows } = profile;
+  const n = capture.length;
+  if (profile.slices.length === 0 && profile.flows.length === 0) profile.originNs = capture.baseNs;
+  const shift = Number(capture.baseNs - profile.originNs);
+
+  // Strict containment in [start(), stop()] (seed 000 §3.2): events in flight at either edge are left out.
+  const lo = capture.windowStartNs === null ? -Infinity : Number(capture.windowStartNs - capture.baseNs);
+  const hi = capture.windowStopNs === null ? Infinity : Number(capture.windowStopNs - capture.baseNs);
+  if (capture.windowStopNs === null) {
+    profile.warnings.push({
+      message: `${profile.path}: the capture has no stop() time (the process ended first): its events are kept up to the last one recorded`,
+    });
+  }
+
+  const trackByKey = new Map<string, number>();
+  for (const track of profile.tracks) trackByKey.set(`${track.pid}\u0000${track.tid}`, track.id);
+  const trackFor = (kind: 'cpu' | 'device', pid: string, tid: string, name: string, processName: string) => {
+    const key = `${pid}\u0000${tid}`;
+    let id = trackByKey.get(key);
+    if (id === undefined) {
+      id = profile.tracks.length;
+      const track: Track = {
+        id,
+        pid,
+        tid,
+        kind,
+        name,
+        processName,
+        processSortIndex: kind === 'device' ? 1000 + Number(pid) : 0,
+        threadSortIndex: Number(tid.replace(/\D/g, '')) || 0,
+        sliceCount: 0,
+        maxDepth: 0,
+      };
+      profile.tracks.push(track);
+      trackByKey.set(key, id);
+    }
+    return id;
+  };
+
+  const categories = CATEGORY.map((c) => strings.intern(c));
+  const nameIds = capture.names.map((name) => strings.intern(name));
+  const flowCategory = strings.intern('ac2g');
+  const args = capture.args;
+
+  const inWindow = new Uint8Array(n);
+  let outsideWindow = 0;
+  const outsideByKind = [0, 0, 0, 0, 0];
+  for (let i = 0; i < n; i++) {
+    if (capture.start[i] >= lo && capture.end[i] <= hi) inWindow[i] = 1;
+    else {
+      outsideWindow++;
+      outsideByKind[capture.kind[i]]++;
+    }
+  }
+
+  // Runtime call per correlation id (the launch side of the flow).
+  const launchSlice = new Map<number, number>();
+  const deviceSlices: number[] = [];
+  slices.reserve(slices.length + n);
+  for (let i = 0; i < n; i++) {
+    if (!inWindow[i]) continue;
+    const kind = capture.kind[i];
+    const isDevice = kind <= CaptureEventKind.Memset;
+    const track = isDevice
+      ? trackFor(
+          'device',
+          String(capture.device[i]),
+          `stream ${capture.stream[i]}`,
+          `stream ${capture.stream[i]}`,
+          `GPU ${capture.device[i]}`,
+        )
+      : trackFor(
+          'cpu',
+          String(capture.process[i]),
+          String(capture.thread[i]),
+          `Thread ${capture.thread[i]}`,
+          `Process ${capture.process[i]}`,
+        );
+    const start = capture.start[i] + shift;
+    const dur = capture.end[i] - capture.start[i];
+    const argsIndex = args ? profile.args.append(args.bytes, args.offsets[i], args.offsets[i + 1]) : -1;
+    const slice = slices.push(
+      SLICE_KIND[kind],
+      track,
+      start,
+      dur,
+      nameIds[capture.name[i]],
+      categories[kind],
+      capture.correlation[i],
+      capture.externalId[i],
+      argsIndex,
+    );
+    if (isDevice) deviceSlices.push(slice);
+    else if (!launchSlice.has(capture.correlation[i])) launchSlice.set(capture.correlation[i], slice);
+  }
+
+  // Flows keyed on the vendor correlation id; only complete pairs are written, so every arrow renders.
+  let flowCount = 0;
+  let unpairedDevice = 0;
+  for (const device of deviceSlices) {
+    const corr = slices.correlation[device];
+    const launch = launchSlice.get(corr);
+    if (launch === undefined) {
+      unpairedDevice++;
+      continue;
+    }
+    const id = strings.intern(String(corr));
+    flows.push(flowCategory, id, FlowPhase.Start, slices.start[launch], slices.track[launch]);
+    flows.push(flowCategory, id, FlowPhase.Finish, slices.start[device], slices.track[device]);
+    flowCount++;
+  }
+
+  if (outsideWindow > 0) {
+    const [k, c, s, r, d] = outsideByKind;
+    profile.warnings.push({
+      message: `${profile.path}: ${outsideWindow} capture events fell outside the capture window and were left out (kernel=${k} memcpy=${c} memset=${s} runtime=${r} driver=${d})`,
+    });
+  }
+  if (unpairedDevice > 0) {
+    profile.warnings.push({
+      message: `${profile.path}: ${unpairedDevice} device events have no runtime call in the capture: no flow and no launching op for them`,
+    });
+  }
+  profile.eventCount += n - outsideWindow;
+  return { added: n - outsideWindow, outsideWindow, flows: flowCount, unpairedDevice };
+}
+
+/**
+ * Rebuilds what the importer's finishing pass derives from the slices, after new ones were added: t = 0 at the
+ * earliest event, per-track order, nesting and the slice each flow half binds to.
+ */
+function reindex(profile: Profile): void {
+  const { slices, flows } = profile;
+  let min = Infinity;
+  for (let i = 0; i < slices.length; i++) if (slices.start[i] < min) min = slices.start[i];
+  for (let i = 0; i < flows.length; i++) if (flows.ts[i] < min) min = flows.ts[i];
+  if (Number.isFinite(min) && Math.floor(min) !== 0) {
+    const shift = Math.floor(min);
+    for (let i = 0; i < slices.length; i++) slices.start[i] -= shift;
+    for (let i = 0; i < flows.length; i++) flows.ts[i] -= shift;
+    profile.originNs += BigInt(shift);
+  }
+
+  const trackCount = profile.tracks.length;
+  const offsets = new Uint32Array(trackCount + 1);
+  for (let i = 0; i < slices.length; i++) offsets[slices.track[i] + 1]++;
+  for (let t = 0; t < trackCount; t++) offsets[t + 1] += offsets[t];
+  const fill = offsets.slice(0, trackCount);
+  const order = new Uint32Array(slices.length);
+  for (let i = 0; i < slices.length; i++) order[fill[slices.track[i]]++] = i;
+  const { start, dur } = slices;
+  const before = (a: number, b: number) => start[a] - start[b] || dur[b] - dur[a] || a - b;
+  for (let t = 0; t < trackCount; t++) order.subarray(offsets[t], offsets[t + 1]).sort(before);
+  profile.byTrack = { order, offsets };
+
+  const stack: number[] = [];
+  for (let t = 0; t < trackCount; t++) {
+    stack.length = 0;
+    let maxDepth = 0;
+    for (let k = offsets[t]; k < offsets[t + 1]; k++) {
+      const i = order[k];
+      while (stack.length > 0 && start[stack[stack.length - 1]] + dur[stack[stack.length - 1]] <= start[i])
+        stack.pop();
+      const depth = Math.min(stack.length, 0xffff);
+      slices.depth[i] = depth;
+      slices.parent[i] = stack.length > 0 ? stack[stack.length - 1] : -1;
+      if (depth > maxDepth) maxDepth = depth;
+      stack.push(i);
+    }
+    profile.tracks[t].sliceCount = offsets[t + 1] - offsets[t];
+    profile.tracks[t].maxDepth = maxDepth;
+  }
+
+  for (let f = 0; f < flows.length; f++)
+    flows.slice[f] = enclosingSlice(profile, flows.track[f], flows.ts[f]);
+}

@@ -1,0 +1,256 @@
+// Node-API binding over the shared tracer: decodeCapture(path, {args}) -> columns, strings, diagnostics.
+// All decoding happens in native/tracer; this file only moves the results into JavaScript values.
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cmath>
+#include <cstring>
+#include <napi.h>
+#include <string>
+
+#include "../tracer/capture_decoder.h"
+
+namespace {
+
+using flagprof::DecodedCapture;
+
+// A read-only mapping of the capture, released on every path out.
+class MappedFile {
+ public:
+  explicit MappedFile(const std::string& path) {
+    fd_ = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd_ < 0) {
+      error_ = std::strerror(errno);
+      return;
+    }
+    struct stat st {};
+    if (::fstat(fd_, &st) != 0) {
+      error_ = std::strerror(errno);
+      return;
+    }
+    if (!S_ISREG(st.st_mode)) {
+      error_ = "not a regular file";
+      return;
+    }
+    size_ = size_t(st.st_size);
+    if (size_ == 0) return;
+    // Populated in one go: the decoder reads every byte, and faulting page by page costs more than decoding.
+    void* p = ::mmap(nullptr, size_, PROT_READ, MAP_PRIVATE | MAP_POPULATE, fd_, 0);
+    if (p == MAP_FAILED) {
+      error_ = std::strerror(errno);
+      size_ = 0;
+      return;
+    }
+    data_ = static_cast<const uint8_t*>(p);
+    ::madvise(p, size_, MADV_SEQUENTIAL);
+  }
+  ~MappedFile() {
+    if (data_) ::munmap(const_cast<uint8_t*>(data_), size_);
+    if (fd_ >= 0) ::close(fd_);
+  }
+  const uint8_t* data() const { return data_ ? data_ : reinterpret_cast<const uint8_t*>(""); }
+  size_t size() const { return size_; }
+  const std::string& error() const { return error_; }
+
+ private:
+  int fd_ = -1;
+  const uint8_t* data_ = nullptr;
+  size_t size_ = 0;
+  std::string error_;
+};
+
+// Hands a column to JavaScript without copying it; runtimes that refuse external memory (a V8 sandbox, as in
+// Electron) get a copy instead.
+template <typename Array, typename T>
+Array adoptColumn(Napi::Env env, flagprof::Column<T>&& column) {
+  const size_t n = column.size();
+  if (n == 0) return Array::New(env, 0);
+  auto* holder = new flagprof::Column<T>(std::move(column));
+  const size_t bytes = n * sizeof(T);
+  try {
+    Napi::ArrayBuffer buffer = Napi::ArrayBuffer::New(
+        env, holder->data(), bytes,
+        [](Napi::Env finalizeEnv, void*, flagprof::Column<T>* h) {
+          Napi::MemoryManagement::AdjustExternalMemory(finalizeEnv, -int64_t(h->size() * sizeof(T)));
+          delete h;
+        },
+        holder);
+    Napi::MemoryManagement::AdjustExternalMemory(env, int64_t(bytes));
+    return Array::New(env, n, buffer, 0);
+  } catch (const Napi::Error&) {
+    Array array = Array::New(env, n);
+    std::memcpy(array.Data(), holder->data(), bytes);
+    delete holder;
+    return array;
+  }
+}
+
+// Rewrites epoch-ns timestamps in place as doubles relative to `base` (exact while |t - base| < 2^53 ns, 104
+// days): the column's memory is reused rather than a second one faulted in.
+void toRelativeInPlace(flagprof::Column<uint64_t>& times, uint64_t base) {
+  for (uint64_t& t : times) {
+    const double relative = double(int64_t(t - base));
+    std::memcpy(&t, &relative, sizeof relative);
+  }
+}
+
+// External ids in place as doubles, NaN where absent (0 is a valid torch id).
+void externalInPlace(flagprof::Column<int64_t>& ids) {
+  for (int64_t& id : ids) {
+    const double value = id == flagprof::kNoExternalId ? NAN : double(id);
+    std::memcpy(&id, &value, sizeof value);
+  }
+}
+
+Napi::Value bigint(Napi::Env env, uint64_t value) { return Napi::BigInt::New(env, value); }
+
+Napi::Object counts(Napi::Env env, const flagprof::CaptureCounts& c) {
+  Napi::Object o = Napi::Object::New(env);
+  auto set = [&](const char* key, uint64_t v) { o.Set(key, Napi::Number::New(env, double(v))); };
+  set("frames", c.frames);
+  set("badFrames", c.badFrames);
+  set("records", c.records);
+  set("kernel", c.kernel);
+  set("memcpy", c.memcpy);
+  set("memset", c.memset);
+  set("runtime", c.runtime);
+  set("driver", c.driver);
+  set("externalCorrelation", c.externalCorrelation);
+  set("deviceRecords", c.deviceRecords);
+  set("ignored", c.ignored);
+  set("noTiming", c.noTiming);
+  set("implausible", c.implausible);
+  set("malformed", c.malformed);
+  set("dropped", c.dropped);
+  return o;
+}
+
+Napi::Value DecodeCapture(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  if (info.Length() < 1 || !info[0].IsString()) {
+    throw Napi::TypeError::New(env, "decodeCapture(path: string, options?: { args?: boolean })");
+  }
+  const std::string path = info[0].As<Napi::String>().Utf8Value();
+  bool wantArgs = false;
+  if (info.Length() > 1 && info[1].IsObject()) {
+    Napi::Value v = info[1].As<Napi::Object>().Get("args");
+    wantArgs = v.IsBoolean() && v.As<Napi::Boolean>().Value();
+  }
+  MappedFile file(path);
+  if (!file.error().empty()) throw Napi::Error::New(env, path + ": cannot read the capture (" + file.error() + ")");
+
+  DecodedCapture capture;
+  std::string error;
+  if (!flagprof::decodeCapture(file.data(), file.size(), capture, error)) {
+    throw Napi::Error::New(env, path + ": " + error);
+  }
+
+  const size_t n = capture.size();
+  uint64_t base = 0;
+  if (capture.windowStart) {
+    base = *capture.windowStart;
+  } else if (n) {
+    base = capture.start[0];
+    for (uint64_t t : capture.start) base = std::min(base, t);
+  }
+
+  Napi::Object result = Napi::Object::New(env);
+  result.Set("formatVersion", Napi::Number::New(env, capture.formatVersion));
+  result.Set("vendor", Napi::String::New(env, capture.vendor == 1 ? "cupti" : "unknown"));
+  result.Set("apiVersion", Napi::Number::New(env, capture.apiVersion));
+  result.Set("pid", Napi::Number::New(env, capture.pid));
+  result.Set("library", Napi::String::New(env, capture.library));
+  result.Set("closed", Napi::Boolean::New(env, capture.closed));
+  result.Set("baseNs", bigint(env, base));
+  result.Set("windowStartNs", capture.windowStart ? bigint(env, *capture.windowStart) : env.Null());
+  result.Set("windowStopNs", capture.windowStop ? bigint(env, *capture.windowStop) : env.Null());
+  Napi::Array calibration = Napi::Array::New(env, capture.calibration.size());
+  for (size_t i = 0; i < capture.calibration.size(); ++i) {
+    Napi::Object pair = Napi::Object::New(env);
+    pair.Set("vendorNs", bigint(env, capture.calibration[i].first));
+    pair.Set("realtimeNs", bigint(env, capture.calibration[i].second));
+    calibration.Set(uint32_t(i), pair);
+  }
+  result.Set("calibration", calibration);
+
+  if (wantArgs) {
+    // Each event's metadata as JSON text, back to back in one UTF-8 buffer; event i is
+    // bytes[offsets[i], offsets[i + 1]).
+    std::string args;
+    args.reserve(n * 160);
+    Napi::Float64Array offsets = Napi::Float64Array::New(env, n + 1);
+    for (size_t i = 0; i < n; ++i) {
+      offsets[i] = double(args.size());
+      flagprof::appendEventArgsJson(args, capture, i, file.data());
+    }
+    offsets[n] = double(args.size());
+    Napi::Uint8Array bytes = Napi::Uint8Array::New(env, args.size());
+    if (!args.empty()) std::memcpy(bytes.Data(), args.data(), args.size());
+    Napi::Object argsObject = Napi::Object::New(env);
+    argsObject.Set("bytes", bytes);
+    argsObject.Set("offsets", offsets);
+    result.Set("args", argsObject);
+  }
+
+  result.Set("length", Napi::Number::New(env, double(n)));
+  toRelativeInPlace(capture.start, base);
+  toRelativeInPlace(capture.end, base);
+  externalInPlace(capture.external);
+  result.Set("start", adoptColumn<Napi::Float64Array>(env, std::move(capture.start)));
+  result.Set("end", adoptColumn<Napi::Float64Array>(env, std::move(capture.end)));
+  result.Set("externalId", adoptColumn<Napi::Float64Array>(env, std::move(capture.external)));
+  result.Set("correlation", adoptColumn<Napi::Uint32Array>(env, std::move(capture.correlation)));
+  result.Set("kind", adoptColumn<Napi::Uint8Array>(env, std::move(capture.kind)));
+  result.Set("device", adoptColumn<Napi::Uint32Array>(env, std::move(capture.device)));
+  result.Set("stream", adoptColumn<Napi::Uint32Array>(env, std::move(capture.stream)));
+  result.Set("thread", adoptColumn<Napi::Uint32Array>(env, std::move(capture.thread)));
+  result.Set("process", adoptColumn<Napi::Uint32Array>(env, std::move(capture.process)));
+  result.Set("name", adoptColumn<Napi::Uint32Array>(env, std::move(capture.name)));
+  result.Set("cbid", adoptColumn<Napi::Uint32Array>(env, std::move(capture.cbid)));
+  Napi::Array names = Napi::Array::New(env, capture.names.size());
+  for (size_t i = 0; i < capture.names.size(); ++i) names.Set(uint32_t(i), Napi::String::New(env, capture.names[i]));
+  result.Set("names", names);
+
+  result.Set("counts", counts(env, capture.counts));
+  Napi::Array devices = Napi::Array::New(env);
+  uint32_t d = 0;
+  for (const auto& [id, props] : capture.context.devices) {
+    Napi::Object o = Napi::Object::New(env);
+    o.Set("id", Napi::Number::New(env, id));
+    o.Set("numMultiprocessors", Napi::Number::New(env, props.numMultiprocessors));
+    o.Set("maxWarpsPerMultiprocessor", Napi::Number::New(env, props.maxWarpsPerMultiprocessor));
+    o.Set("computeCapability",
+          Napi::String::New(env, std::to_string(props.computeCapabilityMajor) + "." +
+                                     std::to_string(props.computeCapabilityMinor)));
+    devices.Set(d++, o);
+  }
+  result.Set("devices", devices);
+  Napi::Array diagnostics = Napi::Array::New(env, capture.diagnostics.size());
+  for (size_t i = 0; i < capture.diagnostics.size(); ++i) {
+    const auto& diag = capture.diagnostics[i];
+    Napi::Object o = Napi::Object::New(env);
+    o.Set("severity", Napi::String::New(env, diag.severity));
+    o.Set("code", Napi::String::New(env, diag.code));
+    o.Set("message", Napi::String::New(env, diag.message));
+    if (diag.offset >= 0) o.Set("offset", Napi::Number::New(env, double(diag.offset)));
+    o.Set("gated", Napi::Boolean::New(env, diag.gated));
+    o.Set("fromCapture", Napi::Boolean::New(env, diag.fromCapture));
+    if (diag.realtimeNs) o.Set("realtimeNs", bigint(env, diag.realtimeNs));
+    diagnostics.Set(uint32_t(i), o);
+  }
+  result.Set("diagnostics", diagnostics);
+  return result;
+}
+
+Napi::Object Init(Napi::Env env, Napi::Object exports) {
+  exports.Set("decodeCapture", Napi::Function::New(env, DecodeCapture, "decodeCapture"));
+  exports.Set("formatVersion", Napi::Number::New(env, 1));
+  return exports;
+}
+
+}  // namespace
+
+NODE_API_MODULE(flagprof, Init)

@@ -1,0 +1,500 @@
+#include "capture_decoder.h"
+
+#include <algorithm>
+#include <cstring>
+#include <string_view>
+#include <unordered_map>
+
+#include "fpc_format.h"
+
+namespace flagprof {
+
+namespace {
+
+template <typename T>
+inline T load(const uint8_t* p) {
+  T v;
+  std::memcpy(&v, p, sizeof(T));
+  return v;
+}
+
+constexpr uint32_t kNoString = 0xffffffffu;
+constexpr uint32_t kDenseCorrelationLimit = 1u << 26;
+
+bool knownFrameType(uint32_t type) { return type >= fpc::FrameRecords && type <= fpc::FrameEnd; }
+
+// A frame is valid when its type is known, it fits the file and its crc matches.
+bool frameValidAt(const uint8_t* data, size_t size, size_t offset) {
+  if (size - offset < fpc::kFrameOverhead) return false;
+  const uint32_t type = load<uint32_t>(data + offset);
+  const uint32_t length = load<uint32_t>(data + offset + 4);
+  if (!knownFrameType(type) || length > size - offset - fpc::kFrameOverhead) return false;
+  return fpc::crc32(data + offset, 8 + size_t(length)) == load<uint32_t>(data + offset + 8 + length);
+}
+
+class Decoder {
+ public:
+  Decoder(const uint8_t* data, size_t size, DecodedCapture& out) : data_(data), size_(size), out_(out) {}
+
+  void run() {
+    size_t offset = fpc::kHeaderSize;
+    // A rough upper bound keeps the columns from reallocating on large captures.
+    reserve(std::min<size_t>(size_ / 48 + 16, size_t(1) << 28));
+    bool sawEnd = false;
+    while (offset < size_) {
+      const size_t left = size_ - offset;
+      if (left < fpc::kFrameOverhead) {
+        note("warning", "frame-truncated", "frame at offset " + std::to_string(offset) + ": " + std::to_string(left) +
+                                               " trailing bytes are too short for a frame (truncated capture)",
+             offset);
+        break;
+      }
+      const uint32_t type = load<uint32_t>(data_ + offset);
+      const uint32_t length = load<uint32_t>(data_ + offset + 4);
+      if (length > left - fpc::kFrameOverhead) {
+        note("warning", "frame-length",
+             "frame at offset " + std::to_string(offset) + ": length " + std::to_string(length) +
+                 " runs past the end of the file (truncated capture); decoded the frames before it",
+             offset);
+        out_.counts.badFrames++;
+        // A damaged length in the middle of a good file: look for the next intact frame.
+        size_t next = resync(offset + 1);
+        if (next == size_) break;
+        offset = next;
+        continue;
+      }
+      const uint8_t* payload = data_ + offset + 8;
+      const uint32_t crc = load<uint32_t>(payload + length);
+      if (fpc::crc32(data_ + offset, 8 + size_t(length)) != crc) {
+        out_.counts.badFrames++;
+        note("warning", "frame-crc",
+             "frame at offset " + std::to_string(offset) + ": crc32c mismatch (type " + std::to_string(type) +
+                 ", length " + std::to_string(length) + "); frame skipped",
+             offset);
+        const size_t byLength = offset + fpc::kFrameOverhead + length;
+        offset = (byLength == size_ || frameValidAt(data_, size_, byLength)) ? byLength : resync(offset + 1);
+        continue;
+      }
+      out_.counts.frames++;
+      if (type == fpc::FrameEnd) sawEnd = true;
+      frame(type, payload, length, offset);
+      offset += fpc::kFrameOverhead + length;
+    }
+    out_.closed = sawEnd;
+    if (!sawEnd) {
+      note("info", "no-end",
+           "the capture has no closing frame: the process stopped before close(); the frames before that point "
+           "were decoded",
+           -1);
+    }
+    if (out_.counts.dropped) {
+      note("warning", "dropped",
+           "the vendor dropped " + std::to_string(out_.counts.dropped) +
+               " activity records (buffers full): the device timeline has gaps",
+           -1);
+    }
+    finish();
+  }
+
+ private:
+  const uint8_t* data_;
+  size_t size_;
+  DecodedCapture& out_;
+  std::vector<std::string_view> frameStrings_;
+  std::vector<uint32_t> frameStringName_;
+  std::unordered_map<std::string, uint32_t> kernelNames_;
+  std::unordered_map<uint32_t, uint32_t> copyNames_;
+  std::vector<int64_t> denseExternal_;  // by correlation id, kNoExternalId when absent
+  bool warnedImplausible_ = false, warnedMalformed_ = false;
+
+  void reserve(size_t n) {
+    auto& o = out_;
+    o.kind.reserve(n);
+    o.start.reserve(n);
+    o.end.reserve(n);
+    o.correlation.reserve(n);
+    o.device.reserve(n);
+    o.stream.reserve(n);
+    o.thread.reserve(n);
+    o.process.reserve(n);
+    o.name.reserve(n);
+    o.cbid.reserve(n);
+    o.recordOffset.reserve(n);
+    o.recordSize.reserve(n);
+  }
+
+  void note(const char* severity, const char* code, std::string message, int64_t offset) {
+    CaptureDiagnostic d;
+    d.severity = severity;
+    d.code = code;
+    d.message = std::move(message);
+    d.offset = offset;
+    out_.diagnostics.push_back(std::move(d));
+  }
+
+  size_t resync(size_t from) {
+    // Bounded scan so a hostile file cannot make decoding quadratic.
+    size_t budget = size_t(64) << 20;
+    for (size_t o = from; o + fpc::kFrameOverhead <= size_; ++o) {
+      const uint32_t type = load<uint32_t>(data_ + o);
+      if (!knownFrameType(type)) continue;
+      const uint32_t length = load<uint32_t>(data_ + o + 4);
+      if (length > size_ - o - fpc::kFrameOverhead) continue;
+      if (budget < length) return size_;
+      budget -= length;
+      if (frameValidAt(data_, size_, o)) {
+        note("info", "resync", "decoding resumed at the intact frame at offset " + std::to_string(o), int64_t(o));
+        return o;
+      }
+    }
+    return size_;
+  }
+
+  uint32_t intern(std::string name) {
+    out_.names.push_back(std::move(name));
+    return uint32_t(out_.names.size() - 1);
+  }
+
+  void frame(uint32_t type, const uint8_t* p, uint32_t length, size_t offset) {
+    switch (type) {
+      case fpc::FrameRecords: records(p, length, offset); break;
+      case fpc::FrameNames: namesFrame(p, length, offset); break;
+      case fpc::FrameCalibration:
+        if (length >= 24) out_.calibration.emplace_back(load<uint64_t>(p + 8), load<uint64_t>(p + 16));
+        break;
+      case fpc::FrameSession:
+        if (length >= 16) {
+          const uint32_t event = load<uint32_t>(p);
+          const uint64_t ns = load<uint64_t>(p + 8);
+          if (event == 1) out_.windowStart = ns;
+          if (event == 2) out_.windowStop = ns;
+        }
+        break;
+      case fpc::FrameDiagnostic: diagnosticFrame(p, length, offset); break;
+      case fpc::FrameDropped:
+        if (length >= 16) out_.counts.dropped += load<uint64_t>(p + 8);
+        break;
+      case fpc::FrameLibrary:
+        if (length >= 4) {
+          const uint32_t n = load<uint32_t>(p);
+          if (n <= length - 4) out_.library.assign(reinterpret_cast<const char*>(p + 4), n);
+        }
+        break;
+      default: break;
+    }
+  }
+
+  void malformedFrame(size_t offset, const char* what) {
+    out_.counts.badFrames++;
+    note("warning", "frame-content", "frame at offset " + std::to_string(offset) + ": " + what + "; rest of frame skipped",
+         int64_t(offset));
+  }
+
+  void diagnosticFrame(const uint8_t* p, uint32_t length, size_t offset) {
+    if (length < 16) return malformedFrame(offset, "diagnostic frame too short");
+    const uint8_t severity = p[0];
+    const uint8_t gated = p[1];
+    const uint16_t codeLength = load<uint16_t>(p + 2);
+    const uint32_t textLength = load<uint32_t>(p + 4);
+    if (size_t(codeLength) + textLength > length - 16) return malformedFrame(offset, "diagnostic lengths overrun");
+    CaptureDiagnostic d;
+    d.severity = severity ? "warning" : "info";
+    d.gated = gated != 0;
+    d.realtimeNs = load<uint64_t>(p + 8);
+    d.code.assign(reinterpret_cast<const char*>(p + 16), codeLength);
+    d.message.assign(reinterpret_cast<const char*>(p + 16 + codeLength), textLength);
+    d.fromCapture = true;
+    out_.diagnostics.push_back(std::move(d));
+  }
+
+  void namesFrame(const uint8_t* p, uint32_t length, size_t offset) {
+    if (length < 8) return malformedFrame(offset, "names frame too short");
+    const uint32_t domain = load<uint32_t>(p);
+    const uint32_t count = load<uint32_t>(p + 4);
+    size_t at = 8;
+    auto& table = domain == FP_CUPTI_CB_DOMAIN_DRIVER_API_ID ? out_.context.driverNames : out_.context.runtimeNamesFromLibrary;
+    for (uint32_t i = 0; i < count; ++i) {
+      if (length - at < 8) return malformedFrame(offset, "names frame entry overruns");
+      const uint32_t id = load<uint32_t>(p + at);
+      const uint32_t n = load<uint32_t>(p + at + 4);
+      at += 8;
+      if (n > length - at) return malformedFrame(offset, "names frame entry overruns");
+      std::string name(reinterpret_cast<const char*>(p + at), n);
+      // Kineto shows names without the _v<version> suffix the vendor resolver appends.
+      size_t v = name.rfind("_v");
+      if (v != std::string::npos && name.size() - v >= 6 &&
+          std::all_of(name.begin() + v + 2, name.end(), [](char c) { return c >= '0' && c <= '9'; }))
+        name.resize(v);
+      table[id] = std::move(name);
+      at += n;
+    }
+  }
+
+  static constexpr uint32_t FP_CUPTI_CB_DOMAIN_DRIVER_API_ID = 1;
+
+  void setExternal(uint32_t correlation, int64_t externalId) {
+    // Dense while ids stay near the record count (CUPTI numbers them 1, 2, 3...); a map for anything else, so a
+    // stray huge id cannot make the decoder allocate gigabytes.
+    if (correlation < kDenseCorrelationLimit && correlation < 16 * out_.counts.records + 65536) {
+      if (correlation >= denseExternal_.size())
+        denseExternal_.resize(std::max<size_t>(correlation + 1, denseExternal_.size() * 2), kNoExternalId);
+      denseExternal_[correlation] = externalId;
+      return;
+    }
+    out_.context.externalByCorrelation[correlation] = externalId;
+  }
+
+  void records(const uint8_t* p, uint32_t length, size_t frameOffset) {
+    const size_t payloadOffset = frameOffset + 8;
+    if (length < 4) return malformedFrame(frameOffset, "records frame too short");
+    const uint32_t stringCount = load<uint32_t>(p);
+    size_t at = 4;
+    if (stringCount > (length - at) / 4) return malformedFrame(frameOffset, "string table overruns");
+    frameStrings_.clear();
+    frameStringName_.assign(stringCount, kNoString);
+    for (uint32_t i = 0; i < stringCount; ++i) {
+      if (length - at < 4) return malformedFrame(frameOffset, "string table overruns");
+      const uint32_t n = load<uint32_t>(p + at);
+      at += 4;
+      if (n > length - at) return malformedFrame(frameOffset, "string table overruns");
+      frameStrings_.emplace_back(reinterpret_cast<const char*>(p + at), n);
+      at += n;
+    }
+    if (length - at < 4) return malformedFrame(frameOffset, "record count missing");
+    const uint32_t recordCount = load<uint32_t>(p + at);
+    at += 4;
+    for (uint32_t i = 0; i < recordCount; ++i) {
+      if (length - at < 8) return malformedFrame(frameOffset, "record overruns the frame");
+      const uint32_t size = load<uint32_t>(p + at);
+      const uint32_t stringIndex = load<uint32_t>(p + at + 4);
+      at += 8;
+      if (size > length - at) return malformedFrame(frameOffset, "record overruns the frame");
+      record(p + at, size, stringIndex, payloadOffset + at);
+      at += size;
+    }
+  }
+
+  void record(const uint8_t* rec, uint32_t size, uint32_t stringIndex, size_t offset) {
+    auto& c = out_.counts;
+    c.records++;
+    cupti::ParsedRecord r;
+    switch (cupti::parseRecord(rec, size, r)) {
+      case cupti::RecordClass::Event: break;
+      case cupti::RecordClass::ExternalCorrelation:
+        c.externalCorrelation++;
+        if (r.externalId <= uint64_t(std::numeric_limits<int64_t>::max())) setExternal(r.correlation, int64_t(r.externalId));
+        return;
+      case cupti::RecordClass::Device: {
+        cupti::DeviceProperties d;
+        if (cupti::parseDeviceRecord(rec, size, d)) out_.context.devices[d.id] = d;
+        c.deviceRecords++;
+        return;
+      }
+      case cupti::RecordClass::Ignored: c.ignored++; return;
+      case cupti::RecordClass::NoTiming: c.noTiming++; return;
+      case cupti::RecordClass::Implausible:
+        c.implausible++;
+        if (!warnedImplausible_) {
+          warnedImplausible_ = true;
+          note("warning", "layout",
+               "activity record at offset " + std::to_string(offset) +
+                   " failed the layout self-check (timestamps or external-correlation kind implausible): the record "
+                   "layout does not match the vendor library that wrote it; such records are dropped and counted",
+               int64_t(offset));
+        }
+        return;
+      case cupti::RecordClass::Malformed:
+        c.malformed++;
+        if (!warnedMalformed_) {
+          warnedMalformed_ = true;
+          note("warning", "record-size",
+               "activity record at offset " + std::to_string(offset) + " is too short for its kind (" +
+                   std::to_string(size) + " bytes); such records are skipped and counted",
+               int64_t(offset));
+        }
+        return;
+    }
+    uint32_t nameIndex = 0;
+    switch (r.kind) {
+      case EventKind::Kernel: {
+        c.kernel++;
+        if (stringIndex < frameStrings_.size()) {
+          uint32_t& cached = frameStringName_[stringIndex];
+          if (cached == kNoString) {
+            std::string raw(frameStrings_[stringIndex]);
+            auto it = kernelNames_.find(raw);
+            if (it == kernelNames_.end()) it = kernelNames_.emplace(raw, intern(demangle(raw))).first;
+            cached = it->second;
+          }
+          nameIndex = cached;
+        } else {
+          nameIndex = copyName(0xfffffffeu, [] { return std::string("kernel"); });
+        }
+        break;
+      }
+      case EventKind::Memcpy:
+        c.memcpy++;
+        nameIndex = copyName((1u << 24) | (uint32_t(r.copyKind) << 16) | (uint32_t(r.srcKind) << 8) | r.dstKind,
+                             [&] { return cupti::memcpyName(r); });
+        break;
+      case EventKind::Memset:
+        c.memset++;
+        nameIndex = copyName((2u << 24) | r.memoryKind, [&] { return cupti::memsetName(r); });
+        break;
+      case EventKind::Runtime: c.runtime++; break;  // named after the whole file is read (names frames come last)
+      case EventKind::Driver: c.driver++; break;
+    }
+    out_.kind.push_back(uint8_t(r.kind));
+    out_.start.push_back(r.start);
+    out_.end.push_back(r.end);
+    out_.correlation.push_back(r.correlation);
+    out_.device.push_back(r.device);
+    out_.stream.push_back(r.stream);
+    out_.thread.push_back(r.thread);
+    out_.process.push_back(r.process);
+    out_.name.push_back(nameIndex);
+    out_.cbid.push_back(r.cbid);
+    out_.recordOffset.push_back(offset);
+    out_.recordSize.push_back(size);
+  }
+
+  template <typename F>
+  uint32_t copyName(uint32_t key, F make) {
+    auto it = copyNames_.find(key);
+    if (it != copyNames_.end()) return it->second;
+    uint32_t index = intern(make());
+    copyNames_.emplace(key, index);
+    return index;
+  }
+
+  void finish() {
+    auto& o = out_;
+    const size_t n = o.size();
+    // Clock: the vendor clock mapped to realtime through the calibration pairs (offset, and rate when the
+    // pairs span long enough for it to mean something).
+    double slope = 1.0;
+    int64_t offset = 0;
+    uint64_t base = 0;
+    if (!o.calibration.empty()) {
+      const auto& first = o.calibration.size() > 1 ? o.calibration[1] : o.calibration[0];
+      const auto& last = o.calibration.back();
+      base = first.first;
+      offset = int64_t(first.second - first.first);
+      if (last.first > first.first + 100000000ull) {
+        const double s = double(int64_t(last.second - first.second)) / double(last.first - first.first);
+        if (s > 0.9 && s < 1.1) slope = s;
+      }
+    }
+    const bool affine = slope != 1.0;
+    std::vector<uint32_t> runtimeNames, driverNames;
+    o.external.assign(n, kNoExternalId);
+    for (size_t i = 0; i < n; ++i) {
+      if (offset != 0 || affine) {
+        // Unsigned arithmetic throughout: hostile calibration values must wrap, not overflow.
+        auto map = [&](uint64_t t) -> uint64_t {
+          if (!affine) return t + uint64_t(offset);
+          const double d = double(int64_t(t - base)) * slope;
+          const int64_t delta = d >= 9.0e18 ? INT64_MAX : d <= -9.0e18 ? INT64_MIN : int64_t(d);
+          return base + uint64_t(offset) + uint64_t(delta);
+        };
+        o.start[i] = map(o.start[i]);
+        o.end[i] = map(o.end[i]);
+      }
+      const uint32_t corr = o.correlation[i];
+      if (corr < denseExternal_.size()) {
+        o.external[i] = denseExternal_[corr];
+      } else if (!o.context.externalByCorrelation.empty()) {
+        auto it = o.context.externalByCorrelation.find(corr);
+        if (it != o.context.externalByCorrelation.end()) o.external[i] = it->second;
+      }
+      const uint8_t kind = o.kind[i];
+      if (kind == uint8_t(EventKind::Runtime) || kind == uint8_t(EventKind::Driver)) {
+        auto& cache = kind == uint8_t(EventKind::Runtime) ? runtimeNames : driverNames;
+        const uint32_t cbid = o.cbid[i];
+        if (cbid < 65536) {
+          if (cbid >= cache.size()) cache.resize(cbid + 1, kNoString);
+          if (cache[cbid] == kNoString) cache[cbid] = nameFor(EventKind(kind), cbid);
+          o.name[i] = cache[cbid];
+        } else {
+          o.name[i] = nameFor(EventKind(kind), cbid);
+        }
+      }
+    }
+  }
+
+  uint32_t nameFor(EventKind kind, uint32_t cbid) {
+    cupti::ParsedRecord r;
+    r.kind = kind;
+    r.cbid = cbid;
+    std::string name = cupti::eventName(r, {}, out_.context);
+    return copyName((kind == EventKind::Runtime ? 3u << 24 : 4u << 24) ^ cbid ^ (cbid >> 24 << 30),
+                    [&] { return name; });
+  }
+};
+
+}  // namespace
+
+bool decodeCapture(const uint8_t* data, size_t size, DecodedCapture& out, std::string& error) {
+  if (size < sizeof fpc::kMagic || std::memcmp(data, fpc::kMagic, sizeof fpc::kMagic) != 0) {
+    error = "not a FlagOS capture (bad magic at offset 0; expected \"FLAGPCAP\")";
+    return false;
+  }
+  if (size < fpc::kHeaderSize) {
+    error = "capture header truncated at " + std::to_string(size) + " bytes (expected " +
+            std::to_string(fpc::kHeaderSize) + ")";
+    return false;
+  }
+  const uint16_t version = load<uint16_t>(data + 8);
+  if (version != fpc::kFormatVersion) {
+    error = "unsupported capture format version " + std::to_string(version) + " at offset 8 (this build reads version " +
+            std::to_string(fpc::kFormatVersion) + ")";
+    return false;
+  }
+  if (fpc::crc32(data, fpc::kHeaderSize - 4) != load<uint32_t>(data + fpc::kHeaderSize - 4)) {
+    error = "capture header checksum mismatch at offset 60";
+    return false;
+  }
+  out.formatVersion = version;
+  out.vendor = load<uint32_t>(data + 12);
+  out.apiVersion = load<uint32_t>(data + 16);
+  out.pid = load<uint32_t>(data + 20);
+  out.calibration.emplace_back(load<uint64_t>(data + 24), load<uint64_t>(data + 32));
+  if (out.vendor != fpc::VendorCupti) {
+    error = "capture from vendor " + std::to_string(out.vendor) + " at offset 12: this build decodes CUPTI (1) only";
+    return false;
+  }
+  Decoder(data, size, out).run();
+  return true;
+}
+
+DeviceEvent eventAt(const DecodedCapture& c, size_t i, const uint8_t* data) {
+  DeviceEvent e;
+  e.kind = EventKind(c.kind[i]);
+  e.start_ns = c.start[i];
+  e.end_ns = c.end[i];
+  e.correlation_id = c.correlation[i];
+  if (c.external[i] != kNoExternalId) e.external_correlation_id = c.external[i];
+  e.device = c.device[i];
+  e.stream = c.stream[i];
+  e.thread_id = c.thread[i];
+  e.name = c.names[c.name[i]];
+  cupti::ParsedRecord r;
+  cupti::parseRecord(data + c.recordOffset[i], c.recordSize[i], r);
+  auto dev = c.context.devices.find(r.device);
+  cupti::appendMetadata(r, e.external_correlation_id, dev == c.context.devices.end() ? nullptr : &dev->second,
+                        e.metadata);
+  return e;
+}
+
+void appendEventArgsJson(std::string& out, const DecodedCapture& c, size_t i, const uint8_t* data) {
+  cupti::ParsedRecord r;
+  cupti::parseRecord(data + c.recordOffset[i], c.recordSize[i], r);
+  std::map<std::string, std::string> metadata;
+  auto dev = c.context.devices.find(r.device);
+  std::optional<int64_t> ext;
+  if (c.external[i] != kNoExternalId) ext = c.external[i];
+  cupti::appendMetadata(r, ext, dev == c.context.devices.end() ? nullptr : &dev->second, metadata);
+  appendMetadataJson(out, metadata);
+}
+
+}  // namespace flagprof

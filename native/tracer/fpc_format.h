@@ -1,0 +1,61 @@
+// The .fpc capture file: a fixed header, then append-only frames {type, length, payload, crc32}, each written
+// with one write() so that a process killed at any point leaves a prefix that still decodes.
+// All integers little-endian.
+//
+// Checksums are CRC-32C (Castagnoli).
+//
+// Header (64 bytes): magic "FLAGPCAP" | u16 format version | u16 header size | u32 vendor | u32 vendor API
+// version | u32 pid | u64 vendor clock | u64 realtime clock (one calibration pair taken at open) |
+// 20 reserved bytes | u32 crc32c of the 60 bytes before it.
+//
+// Frame: u32 type | u32 payload length | payload | u32 crc32c of (type, length, payload).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <string>
+#include <string_view>
+
+namespace flagprof::fpc {
+
+inline constexpr char kMagic[8] = {'F', 'L', 'A', 'G', 'P', 'C', 'A', 'P'};
+inline constexpr uint16_t kFormatVersion = 1;
+inline constexpr size_t kHeaderSize = 64;
+inline constexpr size_t kFrameOverhead = 12;  // type + length + crc32
+
+enum Vendor : uint32_t { VendorUnknown = 0, VendorCupti = 1 };
+
+enum FrameType : uint32_t {
+  // u32 string count, {u32 length, bytes}*, u32 record count, {u32 size, u32 string index or ~0u, bytes}*.
+  // Records are the vendor's bytes verbatim; the string is what the record pointed to (a kernel name).
+  FrameRecords = 1,
+  // u32 callback domain, u32 count, {u32 id, u32 length, bytes}*: API names resolved after the flush.
+  FrameNames = 2,
+  // u32 phase (0 open, 1 start, 2 stop), u32 0, u64 vendor clock, u64 realtime clock.
+  FrameCalibration = 3,
+  // u32 event (1 start, 2 stop), u32 0, u64 realtime ns: the capture window.
+  FrameSession = 4,
+  // u8 severity (0 info, 1 warning), u8 gated (1 = only with FLAGOS_TRACE on), u16 code length,
+  // u32 text length, u64 realtime ns, code, text (the stderr line without its newline).
+  FrameDiagnostic = 5,
+  // u32 context, u32 stream, u64 records the vendor dropped (buffer full).
+  FrameDropped = 6,
+  // u32 length, bytes: the vendor library that was bound.
+  FrameLibrary = 7,
+  // u64 realtime ns: written by close(); its absence means the process stopped before closing.
+  FrameEnd = 8,
+};
+
+// CRC-32C of the bytes (hardware-assisted where the CPU has it).
+uint32_t crc32(const void* data, size_t size, uint32_t crc = 0);
+
+inline void put32(std::string& out, uint32_t v) { out.append(reinterpret_cast<const char*>(&v), 4); }
+inline void put64(std::string& out, uint64_t v) { out.append(reinterpret_cast<const char*>(&v), 8); }
+inline void put16(std::string& out, uint16_t v) { out.append(reinterpret_cast<const char*>(&v), 2); }
+
+std::string header(uint32_t vendor, uint32_t apiVersion, uint32_t pid, uint64_t vendorNs, uint64_t realtimeNs);
+// Wraps a payload into a complete frame (type, length, payload, crc).
+std::string frame(uint32_t type, std::string_view payload);
+
+}  // namespace flagprof::fpc

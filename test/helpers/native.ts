@@ -1,0 +1,327 @@
+/**
+ * Shared by the native tests: the built addon/agent, the fake CUPTI library (built here from test/fake-cupti with
+ * the real CUPTI headers when installed), and an independent writer of .fpc captures and raw CUPTI records.
+ * The writer follows the vendor's published offsets, not the tracer's mirror, so the two check each other.
+ */
+import { execFileSync } from 'node:child_process';
+import { existsSync, mkdirSync, statSync } from 'node:fs';
+import path from 'node:path';
+
+export const ROOT = path.resolve(__dirname, '../..');
+export const ADDON = path.join(ROOT, 'build', 'Release', 'flagprof.node');
+export const AGENT = path.join(ROOT, 'build', 'Release', 'libflagprof_agent.so');
+export const FAKE_CUPTI = path.join(ROOT, 'out', 'native', 'libcupti_fake.so');
+export const PYTHON = path.join(ROOT, '.venv', 'bin', 'python');
+
+/** Builds the addon and agent when `npm ci` has not (node-gyp, no downloads). */
+export function ensureNativeBuilt(): void {
+  if (existsSync(ADDON) && existsSync(AGENT)) return;
+  execFileSync(process.execPath, [path.join(ROOT, 'scripts', 'build-addon.mjs')], {
+    cwd: ROOT,
+    stdio: 'pipe',
+  });
+}
+
+export function cuptiIncludeDir(): string {
+  return execFileSync(process.execPath, [path.join(ROOT, 'native', 'tracer', 'find-cupti-headers.mjs')], {
+    encoding: 'utf8',
+  });
+}
+
+/** Compiles the fake CUPTI library when missing or older than its source. */
+export function ensureFakeCupti(): string {
+  const source = path.join(ROOT, 'test', 'fake-cupti', 'fake_cupti.c');
+  if (existsSync(FAKE_CUPTI) && statSync(FAKE_CUPTI).mtimeMs >= statSync(source).mtimeMs) return FAKE_CUPTI;
+  mkdirSync(path.dirname(FAKE_CUPTI), { recursive: true });
+  const include = cuptiIncludeDir();
+  execFileSync(
+    'cc',
+    [
+      '-std=gnu11',
+      '-O2',
+      '-Wall',
+      '-fPIC',
+      '-shared',
+      ...(include ? [`-I${include}`] : []),
+      `-I${path.join(ROOT, 'native', 'tracer')}`,
+      source,
+      '-o',
+      FAKE_CUPTI,
+      '-lpthread',
+    ],
+    { stdio: 'pipe' },
+  );
+  return FAKE_CUPTI;
+}
+
+// ---- .fpc writing ----
+
+/** CRC-32C (Castagnoli), as the capture format checksums its header and frames. */
+const CRC32C_TABLE = (() => {
+  const table = new Uint32Array(256);
+  for (let i = 0; i < 256; i++) {
+    let c = i;
+    for (let k = 0; k < 8; k++) c = c & 1 ? 0x82f63b78 ^ (c >>> 1) : c >>> 1;
+    table[i] = c >>> 0;
+  }
+  return table;
+})();
+
+export function crc32c(bytes: Uint8Array): number {
+  let crc = 0xffffffff;
+  for (let i = 0; i < bytes.length; i++) crc = CRC32C_TABLE[(crc ^ bytes[i]) & 0xff] ^ (crc >>> 8);
+  return (crc ^ 0xffffffff) >>> 0;
+}
+
+export const FRAME = {
+  records: 1,
+  names: 2,
+  calibration: 3,
+  session: 4,
+  diagnostic: 5,
+  dropped: 6,
+  library: 7,
+  end: 8,
+};
+export const KIND = {
+  memcpy: 1,
+  memset: 2,
+  kernel: 3,
+  driver: 4,
+  runtime: 5,
+  device: 8,
+  concurrentKernel: 10,
+  externalCorrelation: 39,
+};
+
+export function fpcHeader(
+  options: { version?: number; apiVersion?: number; vendorNs?: bigint; realtimeNs?: bigint } = {},
+): Buffer {
+  const h = Buffer.alloc(64);
+  h.write('FLAGPCAP', 0, 'latin1');
+  h.writeUInt16LE(options.version ?? 1, 8);
+  h.writeUInt16LE(64, 10);
+  h.writeUInt32LE(1, 12);
+  h.writeUInt32LE(options.apiVersion ?? 130001, 16);
+  h.writeUInt32LE(4242, 20);
+  h.writeBigUInt64LE(options.vendorNs ?? 0n, 24);
+  h.writeBigUInt64LE(options.realtimeNs ?? 0n, 32);
+  h.writeUInt32LE(crc32c(h.subarray(0, 60)), 60);
+  return h;
+}
+
+export function frame(type: number, payload: Buffer): Buffer {
+  const head = Buffer.alloc(8);
+  head.writeUInt32LE(type, 0);
+  head.writeUInt32LE(payload.length, 4);
+  const body = Buffer.concat([head, payload]);
+  const crc = Buffer.alloc(4);
+  crc.writeUInt32LE(crc32c(body), 0);
+  return Buffer.concat([body, crc]);
+}
+
+export interface RawRecord {
+  bytes: Buffer;
+  /** The string the record pointed to (kernel name). */
+  pointed?: string;
+}
+
+export function recordsFrame(records: RawRecord[]): Buffer {
+  const strings: string[] = [];
+  const parts: Buffer[] = [];
+  const u32 = (v: number) => {
+    const b = Buffer.alloc(4);
+    b.writeUInt32LE(v >>> 0, 0);
+    return b;
+  };
+  const body: Buffer[] = [];
+  for (const r of records) {
+    let index = 0xffffffff;
+    if (r.pointed !== undefined) {
+      index = strings.indexOf(r.pointed);
+      if (index < 0) index = strings.push(r.pointed) - 1;
+    }
+    body.push(u32(r.bytes.length), u32(index), r.bytes);
+  }
+  parts.push(u32(strings.length));
+  for (const s of strings) {
+    const b = Buffer.from(s, 'utf8');
+    parts.push(u32(b.length), b);
+  }
+  parts.push(u32(records.length), ...body);
+  return frame(FRAME.records, Buffer.concat(parts));
+}
+
+export function sessionFrame(event: 1 | 2, ns: bigint): Buffer {
+  const b = Buffer.alloc(16);
+  b.writeUInt32LE(event, 0);
+  b.writeBigUInt64LE(ns, 8);
+  return frame(FRAME.session, b);
+}
+
+export function calibrationFrame(phase: number, vendorNs: bigint, realtimeNs: bigint): Buffer {
+  const b = Buffer.alloc(24);
+  b.writeUInt32LE(phase, 0);
+  b.writeBigUInt64LE(vendorNs, 8);
+  b.writeBigUInt64LE(realtimeNs, 16);
+  return frame(FRAME.calibration, b);
+}
+
+export function namesFrame(domain: number, names: [number, string][]): Buffer {
+  const parts: Buffer[] = [];
+  const head = Buffer.alloc(8);
+  head.writeUInt32LE(domain, 0);
+  head.writeUInt32LE(names.length, 4);
+  parts.push(head);
+  for (const [id, name] of names) {
+    const b = Buffer.from(name, 'utf8');
+    const e = Buffer.alloc(8);
+    e.writeUInt32LE(id, 0);
+    e.writeUInt32LE(b.length, 4);
+    parts.push(e, b);
+  }
+  return frame(FRAME.names, Buffer.concat(parts));
+}
+
+export function droppedFrame(count: bigint): Buffer {
+  const b = Buffer.alloc(16);
+  b.writeBigUInt64LE(count, 8);
+  return frame(FRAME.dropped, b);
+}
+
+export function endFrame(ns: bigint): Buffer {
+  const b = Buffer.alloc(8);
+  b.writeBigUInt64LE(ns, 0);
+  return frame(FRAME.end, b);
+}
+
+// Raw CUPTI records at the offsets of the vendor's cupti_activity.h (CUDA 13 newest versions unless sized).
+export interface KernelFields {
+  start: bigint;
+  end: bigint;
+  correlation: number;
+  grid?: [number, number, number];
+  block?: [number, number, number];
+  registers?: number;
+  staticShared?: number;
+  dynamicShared?: number;
+  device?: number;
+  context?: number;
+  stream?: number;
+  queued?: bigint;
+  size?: number;
+  kind?: number;
+}
+
+export function kernelRecord(f: KernelFields): Buffer {
+  const b = Buffer.alloc(Math.max(f.size ?? 216, 216));
+  b.writeUInt32LE(f.kind ?? KIND.concurrentKernel, 0);
+  b.writeUInt16LE(f.registers ?? 32, 6);
+  b.writeBigUInt64LE(f.start, 16);
+  b.writeBigUInt64LE(f.end, 24);
+  b.writeUInt32LE(f.device ?? 0, 40);
+  b.writeUInt32LE(f.context ?? 1, 44);
+  b.writeUInt32LE(f.stream ?? 7, 48);
+  const [gx, gy, gz] = f.grid ?? [1, 1, 1];
+  const [bx, by, bz] = f.block ?? [128, 1, 1];
+  [gx, gy, gz, bx, by, bz].forEach((v, i) => b.writeInt32LE(v, 52 + 4 * i));
+  b.writeInt32LE(f.staticShared ?? 0, 76);
+  b.writeInt32LE(f.dynamicShared ?? 0, 80);
+  b.writeUInt32LE(f.correlation, 92);
+  b.writeBigUInt64LE(0xdeadbeefn, 104); // the name pointer: meaningless once copied
+  b.writeBigUInt64LE(f.queued ?? 0n, 120);
+  return b.subarray(0, f.size ?? 216);
+}
+
+export function memcpyRecord(f: {
+  start: bigint;
+  end: bigint;
+  correlation: number;
+  bytes: bigint;
+  copyKind?: number;
+  src?: number;
+  dst?: number;
+  size?: number;
+}): Buffer {
+  const b = Buffer.alloc(f.size ?? 96);
+  b.writeUInt32LE(KIND.memcpy, 0);
+  b.writeUInt8(f.copyKind ?? 1, 4);
+  b.writeUInt8(f.src ?? 1, 5);
+  b.writeUInt8(f.dst ?? 3, 6);
+  b.writeBigUInt64LE(f.bytes, 8);
+  b.writeBigUInt64LE(f.start, 16);
+  b.writeBigUInt64LE(f.end, 24);
+  b.writeUInt32LE(0, 32);
+  b.writeUInt32LE(1, 36);
+  b.writeUInt32LE(7, 40);
+  b.writeUInt32LE(f.correlation, 44);
+  return b;
+}
+
+export function memsetRecord(f: {
+  start: bigint;
+  end: bigint;
+  correlation: number;
+  bytes: bigint;
+  value?: number;
+  memoryKind?: number;
+}): Buffer {
+  const b = Buffer.alloc(88);
+  b.writeUInt32LE(KIND.memset, 0);
+  b.writeUInt32LE(f.value ?? 0, 4);
+  b.writeBigUInt64LE(f.bytes, 8);
+  b.writeBigUInt64LE(f.start, 16);
+  b.writeBigUInt64LE(f.end, 24);
+  b.writeUInt32LE(0, 32);
+  b.writeUInt32LE(1, 36);
+  b.writeUInt32LE(7, 40);
+  b.writeUInt32LE(f.correlation, 44);
+  b.writeUInt16LE(f.memoryKind ?? 3, 50);
+  return b;
+}
+
+export function apiRecord(f: {
+  kind?: number;
+  cbid: number;
+  start: bigint;
+  end: bigint;
+  correlation: number;
+  pid?: number;
+  tid?: number;
+}): Buffer {
+  const b = Buffer.alloc(40);
+  b.writeUInt32LE(f.kind ?? KIND.runtime, 0);
+  b.writeUInt32LE(f.cbid, 4);
+  b.writeBigUInt64LE(f.start, 8);
+  b.writeBigUInt64LE(f.end, 16);
+  b.writeUInt32LE(f.pid ?? 4242, 24);
+  b.writeUInt32LE(f.tid ?? 4243, 28);
+  b.writeUInt32LE(f.correlation, 32);
+  return b;
+}
+
+export function externalRecord(correlation: number, externalId: bigint, externalKind = 3): Buffer {
+  const b = Buffer.alloc(24);
+  b.writeUInt32LE(KIND.externalCorrelation, 0);
+  b.writeUInt32LE(externalKind, 4);
+  b.writeBigUInt64LE(externalId, 8);
+  b.writeUInt32LE(correlation, 16);
+  return b;
+}
+
+/** An H100-like device record (CUpti_ActivityDevice5 offsets). */
+export function deviceRecord(id = 0): Buffer {
+  const b = Buffer.alloc(184);
+  b.writeUInt32LE(KIND.device, 0);
+  b.writeUInt32LE(32, 32); // threads per warp
+  b.writeUInt32LE(132, 44); // multiprocessors
+  b.writeUInt32LE(64, 52); // max warps per SM
+  b.writeUInt32LE(32, 56); // max blocks per SM
+  b.writeUInt32LE(233472, 60); // shared memory per SM
+  b.writeUInt32LE(65536, 64); // registers per SM
+  b.writeUInt32LE(65536, 68); // registers per block
+  b.writeUInt32LE(1024, 76); // threads per block
+  b.writeUInt32LE(9, 104);
+  b.writeUInt32LE(id, 112);
+  return b;
+}

@@ -1,0 +1,300 @@
+/**
+ * Agent mode end to end on a machine without a GPU: a real Python + torch 2.13 CPU workload whose record_function
+ * ranges launch work through the FAKE CUPTI library (test/fake-cupti), captured by libflagprof_agent.so through
+ * flagprof_agent.native, then decoded by the addon, merged into the Kineto CPU trace and analysed.
+ */
+import { spawnSync } from 'node:child_process';
+import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { analyze } from '../../extension/analysis/analyze';
+import type { Analysis } from '../../extension/analysis/types';
+import { loadAddon, type DecodedCapture } from '../../extension/import/addon';
+import { mergeCapture } from '../../extension/import/capture';
+import { importTrace } from '../../extension/import/kineto';
+import { FlowPhase, Profile, SliceKind, isDeviceKind } from '../../extension/model/profile';
+import { PYTHON, ROOT, ensureFakeCupti, ensureNativeBuilt } from '../helpers/native';
+
+const WORKLOAD = path.join(ROOT, 'test', 'fake-cupti', 'workload.py');
+const EXPECTED_OP: Record<string, string> = {
+  'void cutlass::Kernel<cutlass_80_simt_sgemm_128x128_8x4_nn_align1>(cutlass_80_simt_sgemm_128x128_8x4_nn_align1::Params)':
+    'fake::matmul',
+  'void at::native::bitonicSortKVInPlace<float>(float*, int)': 'fake::sort',
+  'void at::native::vectorized_elementwise_kernel<4, at::native::FillFunctor<float>, at::detail::Array<char*, 1> >(int, at::native::FillFunctor<float>, at::detail::Array<char*, 1>)':
+    'fake::relu',
+  'Memset (Device)': 'fake::sort',
+  'Memcpy DtoH (Device -> Pageable)': 'fake::to_cpu',
+};
+
+interface Run {
+  dir: string;
+  stderr: string;
+  status: number | null;
+}
+
+function runWorkload(env: Record<string, string>, args: string[] = []): Run {
+  const dir = mkdtempSync(path.join(os.tmpdir(), 'flagprof-agentmode-'));
+  const run = spawnSync(PYTHON, [WORKLOAD, dir, ...args], {
+    encoding: 'utf8',
+    timeout: 120_000,
+    env: {
+      ...process.env,
+      PYTHONPATH: path.join(ROOT, 'native', 'agent', 'python'),
+      FLAGOS_TRACER_LIBRARY: ensureFakeCupti(),
+      ...env,
+    },
+  });
+  return { dir, stderr: run.stderr, status: run.status };
+}
+
+let plain: Run;
+let pushed: Run;
+let profile: Profile;
+let analysis: Analysis;
+let capture: DecodedCapture;
+
+beforeAll(async () => {
+  if (!existsSync(PYTHON)) throw new Error(`${PYTHON} is missing: run scripts/setup-python.sh first`);
+  ensureNativeBuilt();
+  plain = runWorkload({ FLAGOS_TRACE: 'garbage' });
+  pushed = runWorkload({ FLAGOS_TRACE: 'YeS', FAKE_CUPTI_DROP_EVERY: '7' }, ['--push-correlation']);
+  expect(plain.status, plain.stderr).toBe(0);
+  expect(pushed.status, pushed.stderr).toBe(0);
+  profile = await importTrace(path.join(plain.dir, 'trace.json'));
+  mergeCapture(profile, path.join(plain.dir, 'capture.fpc'));
+  analysis = analyze(profile);
+  capture = loadAddon().decodeCapture(path.join(plain.dir, 'capture.fpc'), { args: true });
+}, 300_000);
+
+function deviceSlices(p: Profile): number[] {
+  const out: number[] = [];
+  for (let i = 0; i < p.slices.length; i++) if (isDeviceKind(p.slices.kind[i])) out.push(i);
+  return out;
+}
+
+describe('agent mode with the fake CUPTI library', () => {
+  it('links each device event to the op whose range launched it, through its runtime call', () => {
+    const devices = deviceSlices(profile);
+    expect(devices.length).toBe(5 + 5 + 1 + 1 + 1); // gemm, relu, sort, memset, memcpy (the pre-start launch is out)
+    for (const d of devices) {
+      const name = profile.nameOf(d);
+      const expected = EXPECTED_OP[name];
+      expect(expected, name).toBeDefined();
+      const runtime = analysis.runtimeOf[d];
+      expect(runtime, name).toBeGreaterThanOrEqual(0);
+      expect(profile.slices.kind[runtime]).toBe(SliceKind.Runtime);
+      expect(profile.slices.correlation[runtime]).toBe(profile.slices.correlation[d]);
+      const op = analysis.opOf[d];
+      expect(op, name).toBeGreaterThanOrEqual(0);
+      expect(profile.nameOf(op)).toBe(expected);
+    }
+  });
+
+  it('pairs every flow, keyed on the vendor correlation id', () => {
+    const devices = deviceSlices(profile);
+    expect(analysis.flows.byCategory.ac2g).toEqual({ paired: devices.length, startOnly: 0, finishOnly: 0 });
+    const { flows } = profile;
+    for (let f = 0; f < flows.length; f++) {
+      if (profile.strings.get(flows.cat[f]) !== 'ac2g') continue;
+      const slice = flows.slice[f];
+      expect(slice).toBeGreaterThanOrEqual(0);
+      expect(String(profile.slices.correlation[slice])).toBe(profile.strings.get(flows.id[f]));
+      expect(
+        flows.phase[f] === FlowPhase.Start
+          ? profile.slices.kind[slice] === SliceKind.Runtime
+          : isDeviceKind(profile.slices.kind[slice]),
+      ).toBe(true);
+    }
+  });
+
+  it('keeps every merged event strictly inside the capture window and counts what it left out', () => {
+    const lo = capture.windowStartNs!;
+    const hi = capture.windowStopNs!;
+    expect(hi > lo).toBe(true);
+    let merged = 0;
+    for (let i = 0; i < profile.slices.length; i++) {
+      const kind = profile.slices.kind[i];
+      if (!isDeviceKind(kind) && kind !== SliceKind.Runtime) continue;
+      if (
+        profile.strings.get(profile.slices.cat[i]) !== 'kernel' &&
+        !profile.categoryOf(i).startsWith('gpu_') &&
+        profile.categoryOf(i) !== 'cuda_runtime'
+      )
+        continue;
+      merged++;
+      const start = profile.absoluteNs(profile.slices.start[i]);
+      const end = profile.absoluteNs(profile.slices.start[i] + profile.slices.dur[i]);
+      expect(start >= lo && end <= hi, `${profile.nameOf(i)} [${start}, ${end}] in [${lo}, ${hi}]`).toBe(
+        true,
+      );
+    }
+    expect(merged).toBeGreaterThan(20);
+    // The launch before start() was flushed at start() and never copied: nothing recorded fell outside.
+    expect(capture.counts.kernel).toBe(5 + 5 + 1);
+    expect(profile.warnings.filter((w) => /fell outside the capture window/.test(w.message))).toEqual([]);
+  });
+
+  it('shows demangled kernel names and runtime names from the generated table', () => {
+    const names = new Set<string>();
+    const runtimes = new Set<string>();
+    for (let i = 0; i < profile.slices.length; i++) {
+      if (profile.slices.kind[i] === SliceKind.Kernel) names.add(profile.nameOf(i));
+      if (profile.slices.kind[i] === SliceKind.Runtime) runtimes.add(profile.nameOf(i));
+    }
+    for (const name of names) expect(name).not.toMatch(/^_Z/);
+    expect(runtimes).toEqual(
+      new Set([
+        'cudaLaunchKernel',
+        'cudaMemcpyAsync',
+        'cudaMemsetAsync',
+        'cudaDeviceSynchronize',
+        'cudaRuntime',
+      ]),
+    );
+    const generic = [...Array(profile.slices.length).keys()].find((i) => profile.nameOf(i) === 'cudaRuntime');
+    expect(profile.argsOf(generic!).cbid).toBe(100000);
+  });
+
+  it('carries the kernel metadata fields, occupancy from the device the agent recorded', () => {
+    const gemm = deviceSlices(profile).find((d) => profile.nameOf(d).startsWith('void cutlass::'))!;
+    const args = profile.argsOf(gemm);
+    for (const key of [
+      'grid',
+      'block',
+      'registers per thread',
+      'shared memory',
+      'warps per SM',
+      'blocks per SM',
+      'est. achieved occupancy %',
+      'queued',
+      'context',
+      'stream',
+      'device',
+      'correlation',
+    ]) {
+      expect(args, key).toHaveProperty(key);
+    }
+    expect(args).not.toHaveProperty('External id'); // nothing was pushed in this run
+    expect(args.grid).toEqual([2, 2, 1]);
+    expect(args['shared memory']).toBe(16384);
+    expect(args.correlation).toBe(profile.slices.correlation[gemm]);
+    const memcpy = deviceSlices(profile).find((d) => profile.slices.kind[d] === SliceKind.Memcpy)!;
+    expect(profile.argsOf(memcpy)).toMatchObject({ bytes: 4096, device: 0, stream: 7 });
+  });
+
+  it('records pushed correlation ids as External ids (0 included) and counts dropped records', () => {
+    const c = loadAddon().decodeCapture(path.join(pushed.dir, 'capture.fpc'), { args: true });
+    const gemmIds: number[] = [];
+    for (let i = 0; i < c.length; i++) {
+      if (c.names[c.name[i]].startsWith('void cutlass::')) gemmIds.push(c.externalId[i]);
+      if (c.names[c.name[i]].includes('vectorized_elementwise') && c.start[i] >= 0)
+        expect(c.externalId[i]).toBeNaN();
+    }
+    const launchIds = [...Array(c.length).keys()]
+      .filter((i) => c.names[c.name[i]] === 'cudaLaunchKernel' && !Number.isNaN(c.externalId[i]))
+      .map((i) => c.externalId[i]);
+    expect(launchIds).toEqual([0, 2, 4, 6, 8]);
+    for (const id of gemmIds) expect([0, 2, 4, 6, 8]).toContain(id);
+    expect(c.counts.externalCorrelation).toBe(5);
+    expect(c.counts.dropped).toBeGreaterThan(0);
+    expect(c.diagnostics.some((d) => d.code === 'dropped' && d.severity === 'warning')).toBe(true);
+  });
+
+  it('decodes the prefix of a capture cut short, as a killed process leaves it', () => {
+    const bytes = readFileSync(path.join(plain.dir, 'capture.fpc'));
+    // Cut inside the closing frame: every frame before it still decodes.
+    const cut = path.join(plain.dir, 'cut.fpc');
+    writeFileSync(cut, bytes.subarray(0, bytes.length - 5));
+    const c = loadAddon().decodeCapture(cut);
+    expect(c.closed).toBe(false);
+    expect(c.length).toBe(capture.length);
+    expect(c.diagnostics.map((d) => d.code)).toEqual(expect.arrayContaining(['frame-length', 'no-end']));
+    // Cut anywhere else: no error, never more than the full capture, and it says the capture is unfinished.
+    for (const fraction of [0.3, 0.6, 0.9]) {
+      writeFileSync(cut, bytes.subarray(0, Math.floor(bytes.length * fraction)));
+      const part = loadAddon().decodeCapture(cut);
+      expect(part.length).toBeLessThanOrEqual(capture.length);
+      expect(part.closed).toBe(false);
+      expect(part.diagnostics.map((d) => d.code)).toContain('no-end');
+    }
+  });
+
+  it('warns about FLAGOS_TRACE=garbage and reads it as off', () => {
+    const e1 = '[flagos] FLAGOS_TRACE: "garbage" is not a boolean; using the default';
+    expect(plain.stderr.split('\n').filter((l) => l === e1)).toHaveLength(1);
+    expect(plain.stderr).not.toContain('[flagos] Registering CUPTI activity callbacks...');
+    expect(capture.diagnostics.filter((d) => d.fromCapture).map((d) => d.code)).toEqual(['E1']);
+  });
+
+  it('prints and records the gated lines when FLAGOS_TRACE is on (case-insensitive)', () => {
+    expect(pushed.stderr).toContain('[flagos] Registering CUPTI activity callbacks...');
+    expect(pushed.stderr).toMatch(
+      /\[flagos\] Activity setup results: CALLBACKS=0, .*RUNTIME=0, EXTERNAL_CORRELATION=0/,
+    );
+    expect(pushed.stderr).toMatch(
+      /\[flagos-cupti-shim\] bound cuptiActivityRegisterCallbacks -> .*libcupti_fake\.so \(CUPTI API version \d+\)/,
+    );
+    const c = loadAddon().decodeCapture(path.join(pushed.dir, 'capture.fpc'));
+    const codes = c.diagnostics.filter((d) => d.fromCapture).map((d) => d.code);
+    expect(codes).toEqual(
+      expect.arrayContaining(['S2', 'C2', 'C3', 'C4', 'C6', 'C7', 'C8', 'C10', 'C12', 'A4']),
+    );
+  });
+
+  it('fails open_capture with one line listing every place tried when the agent library is missing', () => {
+    // A copy of the binding away from any build: nothing to load.
+    const dir = mkdtempSync(path.join(os.tmpdir(), 'flagprof-agentmode-'));
+    const pkg = path.join(dir, 'a', 'b', 'c', 'flagprof_agent');
+    mkdirSync(pkg, { recursive: true });
+    writeFileSync(path.join(pkg, '__init__.py'), '');
+    copyFileSync(
+      path.join(ROOT, 'native', 'agent', 'python', 'flagprof_agent', 'native.py'),
+      path.join(pkg, 'native.py'),
+    );
+    const script =
+      'import sys\nfrom flagprof_agent import native\ntry:\n    native.open_capture(sys.argv[1])\nexcept RuntimeError as e:\n    print(str(e))\n    sys.exit(3)\n';
+    const run = spawnSync(PYTHON, ['-c', script, path.join(dir, 'session')], {
+      encoding: 'utf8',
+      env: {
+        ...process.env,
+        PYTHONPATH: path.dirname(pkg),
+        FLAGPROF_AGENT_LIBRARY: path.join(dir, 'missing.so'),
+      },
+    });
+    expect(run.status).toBe(3);
+    const lines = run.stdout.trim().split('\n');
+    expect(lines).toHaveLength(1);
+    expect(lines[0]).toMatch(/^flagprof agent library could not be loaded; tried /);
+    expect(lines[0]).toContain(`${path.join(dir, 'missing.so')} (not found)`);
+    expect(lines[0]).toContain(path.join(pkg, 'libflagprof_agent.so'));
+  });
+
+  it('says which FLAGOS_TRACER_LIBRARY failed to load, unconditionally, and falls back to the usual search', () => {
+    const dir = mkdtempSync(path.join(os.tmpdir(), 'flagprof-agentmode-'));
+    const script =
+      'import sys\nfrom flagprof_agent import native\ntry:\n    native.open_capture(sys.argv[1]).close()\n    print("bound")\nexcept RuntimeError as e:\n    print(str(e))\n';
+    const run = spawnSync(PYTHON, ['-c', script, dir], {
+      encoding: 'utf8',
+      env: {
+        ...process.env,
+        PYTHONPATH: path.join(ROOT, 'native', 'agent', 'python'),
+        FLAGOS_TRACER_LIBRARY: '/nonexistent/libcupti.so',
+        FLAGOS_TRACE: '0',
+      },
+    });
+    expect(run.status).toBe(0);
+    expect(run.stderr).toContain(
+      '[flagos-cupti-shim] FLAGOS_TRACER_LIBRARY=/nonexistent/libcupti.so could not be loaded:',
+    );
+    // Without a CUDA toolkit nothing else binds and open fails with the list; with one, the real libcupti binds.
+    const out = run.stdout.trim();
+    expect(
+      out === 'bound' ||
+        /^flagprof agent open failed: no CUPTI-compatible library could be loaded; tried FLAGOS_TRACER_LIBRARY=\/nonexistent\/libcupti.so/.test(
+          out,
+        ),
+      out,
+    ).toBe(true);
+  });
+});

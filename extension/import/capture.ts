@@ -8,7 +8,7 @@
 import { FlowPhase, Profile, SliceKind, type Track } from '../model/profile';
 import { ImportError } from './errors';
 import { CaptureEventKind, loadAddon, type DecodedCapture } from './addon';
-import { enclosingSlice } from './finish';
+import { reindex } from './finish';
 
 const SLICE_KIND: readonly SliceKind[] = [
   SliceKind.Kernel,
@@ -211,54 +211,4 @@ function placeEvents(profile: Profile, capture: DecodedCapture): MergeResult {
   }
   profile.eventCount += n - outsideWindow;
   return { added: n - outsideWindow, outsideWindow, flows: flowCount, unpairedDevice };
-}
-
-/**
- * Rebuilds what the importer's finishing pass derives from the slices, after new ones were added: t = 0 at the
- * earliest event, per-track order, nesting and the slice each flow half binds to.
- */
-function reindex(profile: Profile): void {
-  const { slices, flows } = profile;
-  let min = Infinity;
-  for (let i = 0; i < slices.length; i++) if (slices.start[i] < min) min = slices.start[i];
-  for (let i = 0; i < flows.length; i++) if (flows.ts[i] < min) min = flows.ts[i];
-  if (Number.isFinite(min) && Math.floor(min) !== 0) {
-    const shift = Math.floor(min);
-    for (let i = 0; i < slices.length; i++) slices.start[i] -= shift;
-    for (let i = 0; i < flows.length; i++) flows.ts[i] -= shift;
-    profile.originNs += BigInt(shift);
-  }
-
-  const trackCount = profile.tracks.length;
-  const offsets = new Uint32Array(trackCount + 1);
-  for (let i = 0; i < slices.length; i++) offsets[slices.track[i] + 1]++;
-  for (let t = 0; t < trackCount; t++) offsets[t + 1] += offsets[t];
-  const fill = offsets.slice(0, trackCount);
-  const order = new Uint32Array(slices.length);
-  for (let i = 0; i < slices.length; i++) order[fill[slices.track[i]]++] = i;
-  const { start, dur } = slices;
-  const before = (a: number, b: number) => start[a] - start[b] || dur[b] - dur[a] || a - b;
-  for (let t = 0; t < trackCount; t++) order.subarray(offsets[t], offsets[t + 1]).sort(before);
-  profile.byTrack = { order, offsets };
-
-  const stack: number[] = [];
-  for (let t = 0; t < trackCount; t++) {
-    stack.length = 0;
-    let maxDepth = 0;
-    for (let k = offsets[t]; k < offsets[t + 1]; k++) {
-      const i = order[k];
-      while (stack.length > 0 && start[stack[stack.length - 1]] + dur[stack[stack.length - 1]] <= start[i])
-        stack.pop();
-      const depth = Math.min(stack.length, 0xffff);
-      slices.depth[i] = depth;
-      slices.parent[i] = stack.length > 0 ? stack[stack.length - 1] : -1;
-      if (depth > maxDepth) maxDepth = depth;
-      stack.push(i);
-    }
-    profile.tracks[t].sliceCount = offsets[t + 1] - offsets[t];
-    profile.tracks[t].maxDepth = maxDepth;
-  }
-
-  for (let f = 0; f < flows.length; f++)
-    flows.slice[f] = enclosingSlice(profile, flows.track[f], flows.ts[f]);
 }

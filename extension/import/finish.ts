@@ -22,6 +22,14 @@ export function finishProfile(profile: Profile, tracks: TrackTable, originUs: nu
   setOrigin(profile, originUs);
   nameTracks(profile, tracks);
   classifyUncategorized(profile, tracks);
+  reindex(profile);
+}
+
+/**
+ * What is derived from the slices: t = 0 at the earliest event, per-track order, nesting, track kinds and the slice
+ * each flow half binds to. Run again whenever slices are added to a finished profile (merging a capture).
+ */
+export function reindex(profile: Profile): void {
   rebase(profile);
   sortByTrack(profile);
   nest(profile);

@@ -1,5 +1,11 @@
 /** The subcommand table: one line per command; each module owns its parsing (node:util parseArgs). */
 import { summaryCommand } from './summary';
+import { baselineCommand } from './baseline';
+import { checkCommand } from './check';
+import { diagnosticsCommand } from './diagnostics';
+import { reportCommand } from './report';
+import { profileCommand } from './profile';
+import { decodeCommand } from './decode';
 
 export interface CliCommand {
   /** One line for `flagprof --help`. */
@@ -9,6 +15,12 @@ export interface CliCommand {
 
 export const COMMANDS: Record<string, CliCommand> = {
   summary: summaryCommand,
+  check: checkCommand,
+  diagnostics: diagnosticsCommand,
+  baseline: baselineCommand,
+  report: reportCommand,
+  profile: profileCommand,
+  decode: decodeCommand,
 };
 
 export function usage(): string {

@@ -1,0 +1,285 @@
+/**
+ * Runs `python -m flagprof_agent` for one script, in its own process group so cancelling reaches every process
+ * the script started.
+ *
+ * Streams: stdout goes where the caller says (the terminal for the CLI, the Output channel in VS Code). stderr is
+ * always read here and passed on unchanged, and the lines the torch_fl tracer prints ([flagos] ..., [flagos-cupti-
+ * shim] ...) are also appended to DIR/diagnostics.jsonl as {"ts": epoch ms, "line": text}. Teeing in the launcher,
+ * not inside the agent, keeps the last lines of a run that crashes or is killed. Progress arrives as JSON lines on
+ * fd 3, never on stdout.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { createWriteStream, mkdirSync, rmSync, type WriteStream } from 'node:fs';
+import { constants } from 'node:os';
+import path from 'node:path';
+import type { Readable } from 'node:stream';
+import { StringDecoder } from 'node:string_decoder';
+import { findAgentRoot } from './agent';
+import { SESSION_FILES } from './session';
+
+export type CaptureMode = 'auto' | 'kineto' | 'agent' | 'cpu';
+export const CAPTURE_MODES: readonly CaptureMode[] = ['auto', 'kineto', 'agent', 'cpu'];
+
+export type CapturePhase = 'starting' | 'running' | 'exporting' | 'done';
+
+export interface ProgressEvent {
+  phase: CapturePhase;
+  elapsedS?: number;
+  profiling?: boolean;
+  mode?: string;
+  reason?: string;
+  exitCode?: number;
+  status?: string;
+  [key: string]: unknown;
+}
+
+export interface CaptureOptions {
+  python: string;
+  script: string;
+  args?: string[];
+  sessionDir: string;
+  cwd?: string;
+  mode?: CaptureMode;
+  delayS?: number;
+  durationS?: number;
+  /** FLAGOS_TRACE=1 in the child (default on); off removes it from the child's environment. */
+  flagosTrace?: boolean;
+  env?: NodeJS.ProcessEnv;
+  /** 'inherit' passes the terminal through (CLI); a function receives the bytes (Output channel). */
+  stdout?: 'inherit' | ((chunk: Buffer) => void);
+  /** Receives the child's stderr unchanged; by default it is written to this process's stderr. */
+  stderr?: (chunk: Buffer) => void;
+  stdin?: 'inherit' | 'ignore';
+  onProgress?: (event: ProgressEvent) => void;
+  /** Python's output unbuffered, so an Output channel shows it as it happens. */
+  unbuffered?: boolean;
+  agentRoot?: string;
+  /** Cancel sequence timings (tests shorten them): SIGINT, then SIGTERM after `termAfterMs`, SIGKILL `killAfterMs` later. */
+  termAfterMs?: number;
+  killAfterMs?: number;
+}
+
+export interface CaptureResult {
+  /** The script's exit code (128 + signal number when the process was killed). */
+  exitCode: number;
+  signal: NodeJS.Signals | null;
+  sessionDir: string;
+  cancelled: boolean;
+  wallMs: number;
+  /** The last progress event seen (its phase tells how far the run got). */
+  lastProgress: ProgressEvent | undefined;
+  diagnosticLines: number;
+}
+
+/** Lines of stderr the tracer family prints; the bring-up parser decides what each means. */
+export const FLAGOS_LINE = /^\[flagos[^\]\n]*\]/;
+
+export function isFlagosTraceLine(line: string): boolean {
+  return FLAGOS_LINE.test(line);
+}
+
+/** Splits a byte stream into lines (the last partial line is flushed at the end). */
+class LineSplitter {
+  private pending = '';
+  constructor(private readonly onLine: (line: string) => void) {}
+  push(text: string): void {
+    const parts = (this.pending + text).split('\n');
+    this.pending = parts.pop() ?? '';
+    for (const part of parts) this.onLine(part.endsWith('\r') ? part.slice(0, -1) : part);
+  }
+  end(): void {
+    if (this.pending) this.onLine(this.pending);
+    this.pending = '';
+  }
+}
+
+class DiagnosticsTee {
+  private stream: WriteStream | undefined;
+  count = 0;
+  constructor(private readonly file: string) {}
+  line(line: string): void {
+    if (!isFlagosTraceLine(line)) return;
+    if (!this.stream) {
+      this.stream = createWriteStream(this.file, { flags: 'a' });
+      // A session folder removed under us must not take the run down; the lines still reach the user.
+      this.stream.on('error', () => undefined);
+    }
+    this.stream.write(`${JSON.stringify({ ts: Date.now(), line })}\n`);
+    this.count++;
+  }
+  close(): Promise<void> {
+    const stream = this.stream;
+    if (!stream) return Promise.resolve();
+    return new Promise((resolve) => stream.end(resolve));
+  }
+}
+
+function childEnv(options: CaptureOptions, agentRoot: string): NodeJS.ProcessEnv {
+  const env: NodeJS.ProcessEnv = { ...(options.env ?? process.env) };
+  const original = env.PYTHONPATH;
+  env.PYTHONPATH = original ? `${agentRoot}${path.delimiter}${original}` : agentRoot;
+  // The agent takes its own folder off sys.path and PYTHONPATH again before the script runs.
+  env.FLAGPROF_AGENT_PATH = agentRoot;
+  if (original) env.FLAGPROF_ORIGINAL_PYTHONPATH = original;
+  else delete env.FLAGPROF_ORIGINAL_PYTHONPATH;
+  if (options.flagosTrace === false) delete env.FLAGOS_TRACE;
+  else if (!env.FLAGOS_TRACE) env.FLAGOS_TRACE = '1';
+  if (options.unbuffered) env.PYTHONUNBUFFERED = '1';
+  return env;
+}
+
+export function agentArgs(options: CaptureOptions): string[] {
+  const args = ['-m', 'flagprof_agent', '--session', options.sessionDir, '--progress-fd', '3'];
+  if (options.mode) args.push('--mode', options.mode);
+  if (options.delayS !== undefined) args.push('--delay', String(options.delayS));
+  if (options.durationS !== undefined) args.push('--duration', String(options.durationS));
+  args.push('--', options.script, ...(options.args ?? []));
+  return args;
+}
+
+function signalNumber(signal: NodeJS.Signals | null): number {
+  if (!signal) return 0;
+  return (constants.signals as Record<string, number>)[signal] ?? 0;
+}
+
+/** One running capture: `done` settles when the agent has exited and its output is drained. */
+export class CaptureRun {
+  readonly done: Promise<CaptureResult>;
+  readonly child: ChildProcess;
+  private cancelled = false;
+  private exited = false;
+  private timers: NodeJS.Timeout[] = [];
+
+  constructor(readonly options: CaptureOptions) {
+    const agentRoot = options.agentRoot ?? findAgentRoot();
+    const started = Date.now();
+    mkdirSync(options.sessionDir, { recursive: true });
+    // A reused folder (--out) must not show an earlier run's files as this run's.
+    for (const name of [...Object.values(SESSION_FILES), 'summary.md'])
+      rmSync(path.join(options.sessionDir, name), { force: true });
+    const tee = new DiagnosticsTee(path.join(options.sessionDir, SESSION_FILES.diagnostics));
+    const stdoutMode = options.stdout === 'inherit' || options.stdout === undefined ? 'inherit' : 'pipe';
+    this.child = spawn(options.python, agentArgs(options), {
+      cwd: options.cwd ?? path.dirname(options.script),
+      env: childEnv(options, agentRoot),
+      stdio: [options.stdin ?? 'ignore', stdoutMode, 'pipe', 'pipe'],
+      // Its own process group: cancelling signals the whole group, the user's subprocesses included.
+      detached: true,
+    });
+    const child = this.child;
+    let lastProgress: ProgressEvent | undefined;
+    const drains: Promise<void>[] = [];
+    const drain = (stream: Readable | null | undefined, onData: (chunk: Buffer) => void): void => {
+      if (!stream) return;
+      drains.push(
+        new Promise((resolve) => {
+          stream.on('data', onData);
+          stream.on('end', resolve);
+          stream.on('error', () => resolve());
+          stream.on('close', resolve);
+        }),
+      );
+    };
+    if (typeof options.stdout === 'function') drain(child.stdout, options.stdout);
+    const toUser = options.stderr ?? ((chunk: Buffer) => process.stderr.write(chunk));
+    const stderrLines = new LineSplitter((line) => tee.line(line));
+    // A character split across two reads must not become two replacement characters in the diagnostics.
+    const stderrText = new StringDecoder('utf8');
+    drain(child.stderr, (chunk) => {
+      toUser(chunk);
+      stderrLines.push(stderrText.write(chunk));
+    });
+    const progressLines = new LineSplitter((line) => {
+      if (!line.trim()) return;
+      try {
+        const event = JSON.parse(line) as ProgressEvent;
+        lastProgress = event;
+        options.onProgress?.(event);
+      } catch {
+        // Not a progress record; the channel is ours, so this only happens if the agent is cut mid-line.
+      }
+    });
+    drain(child.stdio[3] as Readable | null, (chunk) => progressLines.push(chunk.toString('utf8')));
+
+    this.done = new Promise<CaptureResult>((resolve, reject) => {
+      child.on('error', (error) => {
+        this.exited = true;
+        this.clearTimers();
+        reject(error);
+      });
+      child.on('exit', (code, signal) => {
+        this.exited = true;
+        this.clearTimers();
+        if (this.cancelled) this.signalGroup('SIGKILL'); // the script's own leftovers
+        // A background process the script left behind may hold our pipes open: wait briefly, then let go.
+        let grace: NodeJS.Timeout | undefined;
+        const settled = Promise.race([
+          Promise.all(drains),
+          new Promise((r) => (grace = setTimeout(r, 2_000))),
+        ]);
+        void settled.then(async () => {
+          clearTimeout(grace);
+          for (const stream of [child.stdout, child.stderr, child.stdio[3]])
+            (stream as Readable | null)?.destroy();
+          stderrLines.push(stderrText.end());
+          stderrLines.end();
+          progressLines.end();
+          await tee.close();
+          resolve({
+            exitCode: code ?? 128 + signalNumber(signal),
+            signal,
+            sessionDir: options.sessionDir,
+            cancelled: this.cancelled,
+            wallMs: Date.now() - started,
+            lastProgress,
+            diagnosticLines: tee.count,
+          });
+        });
+      });
+    });
+  }
+
+  get pid(): number | undefined {
+    return this.child.pid;
+  }
+
+  private signalGroup(signal: NodeJS.Signals): boolean {
+    const pid = this.child.pid;
+    if (pid === undefined) return false;
+    try {
+      process.kill(-pid, signal);
+      return true;
+    } catch {
+      return false;
+    }
+  }
+
+  private clearTimers(): void {
+    for (const timer of this.timers) clearTimeout(timer);
+    this.timers = [];
+  }
+
+  /**
+   * SIGINT to the group (the agent stops profiling and writes what it captured), SIGTERM after 10 s if it is
+   * still running, SIGKILL 5 s after that. A second call does nothing more.
+   */
+  cancel(): void {
+    if (this.cancelled || this.exited) return;
+    this.cancelled = true;
+    this.signalGroup('SIGINT');
+    const termAfter = this.options.termAfterMs ?? 10_000;
+    const killAfter = this.options.killAfterMs ?? 5_000;
+    this.timers.push(
+      setTimeout(() => {
+        if (!this.exited) this.signalGroup('SIGTERM');
+      }, termAfter),
+      setTimeout(() => {
+        if (!this.exited) this.signalGroup('SIGKILL');
+      }, termAfter + killAfter),
+    );
+  }
+}
+
+export function startCapture(options: CaptureOptions): CaptureRun {
+  return new CaptureRun(options);
+}

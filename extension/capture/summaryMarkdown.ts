@@ -1,0 +1,65 @@
+/** The summary as markdown, for the read-only view shown after a capture when no timeline consumes the profile. */
+import { pathToFileURL } from 'node:url';
+import type { SummaryJson } from '../analysis/summary';
+
+function us(value: number): string {
+  if (value >= 1e6) return `${(value / 1e6).toFixed(2)} s`;
+  if (value >= 1e3) return `${(value / 1e3).toFixed(2)} ms`;
+  return `${value.toFixed(1)} µs`;
+}
+
+function cell(text: string): string {
+  return text.replace(/\|/g, '\\|').replace(/\n/g, ' ');
+}
+
+export interface SummaryContext {
+  script: string;
+  sessionDir: string;
+  exitCode: number;
+  mode?: string;
+  modeReason?: string;
+  notes?: string[];
+}
+
+export function summaryMarkdown(summary: SummaryJson, context: SummaryContext, top = 15): string {
+  const out: string[] = [];
+  out.push(`# FlagOS profile: ${cell(context.script)}`, '');
+  out.push(`- exit code: ${context.exitCode}`);
+  if (context.mode)
+    out.push(`- mode: ${context.mode}${context.modeReason ? ` (${cell(context.modeReason)})` : ''}`);
+  out.push(`- session: \`${context.sessionDir}\``);
+  const d = summary.device_events;
+  out.push(`- device events: ${d.total}, linked to an op: ${d.linked_to_op}`);
+  for (const note of context.notes ?? []) out.push(`- note: ${cell(note)}`);
+  if (summary.lines.length > 0) {
+    const exact = summary.lines.some((l) => l.exact);
+    out.push('', `## Source lines (${exact ? 'exact call sites' : 'function level'})`, '');
+    out.push('| line | function | device | CPU | ops |', '| --- | --- | ---: | ---: | ---: |');
+    for (const l of summary.lines.slice(0, top)) {
+      const link = l.file.startsWith('/') ? `${pathToFileURL(l.file).href}#L${l.line}` : undefined;
+      const label = `${l.file.split('/').pop()}:${l.line}`;
+      out.push(
+        `| ${link ? `[${cell(label)}](${link})` : cell(label)} | ${cell(l.function)} | ${us(l.device_us)} | ${us(l.cpu_us)} | ${l.ops} |`,
+      );
+    }
+  }
+  out.push(
+    '',
+    '## Ops',
+    '',
+    '| op | calls | device self | CPU self | CPU total |',
+    '| --- | ---: | ---: | ---: | ---: |',
+  );
+  for (const o of summary.ops.slice(0, top)) {
+    out.push(
+      `| ${cell(o.name)} | ${o.calls} | ${us(o.device_self_us)} | ${us(o.cpu_self_us)} | ${us(o.cpu_total_us)} |`,
+    );
+  }
+  if (summary.kernels.length > 0) {
+    out.push('', '## Kernels', '', '| kernel | count | total | launched by |', '| --- | ---: | ---: | --- |');
+    for (const k of summary.kernels.slice(0, top)) {
+      out.push(`| ${cell(k.name)} | ${k.count} | ${us(k.total_us)} | ${cell(k.top_op || '—')} |`);
+    }
+  }
+  return `${out.join('\n')}\n`;
+}

@@ -1,0 +1,168 @@
+/**
+ * flagprof profile [options] [--] script.py [args...]: runs the script under the capture agent, then prints the
+ * summary and the session folder. The exit code is the script's.
+ */
+import { existsSync, statSync } from 'node:fs';
+import path from 'node:path';
+import { parseArgs } from 'node:util';
+import { analyze } from '../analysis/analyze';
+import { buildSummary } from '../analysis/summary';
+import { findInterpreter, InterpreterError, noTorchFix } from '../capture/interpreter';
+import { CAPTURE_MODES, startCapture, type CaptureMode } from '../capture/launcher';
+import { loadSession, readSessionRecord, SESSION_FILES } from '../capture/session';
+import { createSessionDir, pruneSessions } from '../capture/sessions';
+import { ImportError } from '../import/errors';
+import type { CliCommand } from './commands';
+import { UserError } from './errors';
+import { renderSummary } from './summary';
+
+const USAGE =
+  'usage: flagprof profile [--out DIR] [--python PY] [--mode auto|kineto|agent|cpu] [--delay S] [--duration S] [--json] [--keep N] [--no-flagos-trace] -- script.py [args...]';
+
+const VALUE_OPTIONS = new Set(['--out', '--python', '--mode', '--delay', '--duration', '--keep', '--top']);
+
+/** Splits at `--`, or at the first word that is not one of ours: everything after it belongs to the script. */
+export function splitProfileArgv(argv: string[]): {
+  own: string[];
+  script: string | undefined;
+  scriptArgs: string[];
+} {
+  const own: string[] = [];
+  for (let i = 0; i < argv.length; i++) {
+    const word = argv[i];
+    if (word === '--') return { own, script: argv[i + 1], scriptArgs: argv.slice(i + 2) };
+    if (word.startsWith('-')) {
+      own.push(word);
+      if (VALUE_OPTIONS.has(word) && i + 1 < argv.length) own.push(argv[++i]);
+      continue;
+    }
+    return { own, script: word, scriptArgs: argv.slice(i + 1) };
+  }
+  return { own, script: undefined, scriptArgs: [] };
+}
+
+function seconds(name: string, text: string | undefined, allowZero: boolean): number | undefined {
+  if (text === undefined) return undefined;
+  const value = Number(text);
+  if (!Number.isFinite(value) || value < 0 || (!allowZero && value === 0)) {
+    throw new UserError(`${name}: expected a number of seconds${allowZero ? '' : ' above 0'}, got '${text}'`);
+  }
+  return value;
+}
+
+export const DEFAULT_SESSIONS_ROOT = path.join('.flagprof', 'sessions');
+
+export const profileCommand: CliCommand = {
+  synopsis:
+    'profile [--out DIR] [--python PY] [--mode M] [--json] -- script.py [args]   run a script under the profiler',
+  async run(argv) {
+    const { own, script, scriptArgs } = splitProfileArgv(argv);
+    let parsed;
+    try {
+      parsed = parseArgs({
+        args: own,
+        allowPositionals: false,
+        options: {
+          out: { type: 'string' },
+          python: { type: 'string' },
+          mode: { type: 'string' },
+          delay: { type: 'string' },
+          duration: { type: 'string' },
+          keep: { type: 'string' },
+          top: { type: 'string' },
+          json: { type: 'boolean' },
+          'no-flagos-trace': { type: 'boolean' },
+        },
+      });
+    } catch (error) {
+      throw new UserError(`${(error as Error).message}\n${USAGE}`);
+    }
+    const values = parsed.values;
+    if (!script) throw new UserError(`no script given\n${USAGE}`);
+    const scriptPath = path.resolve(script);
+    if (!existsSync(scriptPath) || !statSync(scriptPath).isFile())
+      throw new UserError(`${script}: no such file`);
+    const mode = (values.mode ?? 'auto') as CaptureMode;
+    if (!CAPTURE_MODES.includes(mode))
+      throw new UserError(`--mode: expected one of ${CAPTURE_MODES.join(', ')}, got '${values.mode}'`);
+    const delayS = seconds('--delay', values.delay, true);
+    const durationS = seconds('--duration', values.duration, false);
+    const keep = values.keep === undefined ? 10 : Number(values.keep);
+    if (!Number.isInteger(keep) || keep < 1)
+      throw new UserError(`--keep: expected a positive integer, got '${values.keep}'`);
+    const top = values.top === undefined ? 15 : Number(values.top);
+    if (!Number.isInteger(top) || top < 1)
+      throw new UserError(`--top: expected a positive integer, got '${values.top}'`);
+
+    let python: string;
+    try {
+      python = (await findInterpreter({ configured: values.python ?? process.env.FLAGPROF_PYTHON })).path;
+    } catch (error) {
+      if (error instanceof InterpreterError) throw new UserError(`${error.message}; ${error.fix}`);
+      throw error;
+    }
+
+    let sessionDir: string;
+    if (values.out) {
+      sessionDir = path.resolve(values.out);
+    } else {
+      const root = path.resolve(DEFAULT_SESSIONS_ROOT);
+      sessionDir = createSessionDir(root, scriptPath);
+      pruneSessions(root, keep, sessionDir);
+    }
+
+    const json = values.json === true;
+    const run = startCapture({
+      python,
+      script: scriptPath,
+      args: scriptArgs,
+      sessionDir,
+      cwd: process.cwd(),
+      mode,
+      delayS,
+      durationS,
+      flagosTrace: values['no-flagos-trace'] !== true,
+      stdin: 'inherit',
+      // With --json, stdout carries only the summary: the script's own output moves to stderr.
+      stdout: json ? (chunk) => process.stderr.write(chunk) : 'inherit',
+    });
+    // The agent runs in its own process group, so Ctrl-C reaches it through us: cancel, keep what was captured.
+    const onSignal = (): void => run.cancel();
+    process.on('SIGINT', onSignal);
+    process.on('SIGTERM', onSignal);
+    let result;
+    try {
+      result = await run.done;
+    } catch (error) {
+      throw new UserError(`${python} could not be started (${(error as Error).message})`);
+    } finally {
+      process.off('SIGINT', onSignal);
+      process.off('SIGTERM', onSignal);
+    }
+
+    const record = await readSessionRecord(sessionDir);
+    if (record && record.torch === null) {
+      process.stderr.write(
+        `flagprof: ${python} has no torch, so nothing was profiled; ${noTorchFix(python)}\n`,
+      );
+    }
+    if (existsSync(path.join(sessionDir, SESSION_FILES.trace))) {
+      try {
+        const summary = buildSummary(analyze(await loadSession(sessionDir)));
+        process.stdout.write(
+          json ? `${JSON.stringify(summary, null, 1)}\n` : `\n${renderSummary(summary, top)}`,
+        );
+      } catch (error) {
+        if (!(error instanceof ImportError)) throw error;
+        process.stderr.write(`flagprof: the capture could not be read: ${error.message}\n`);
+      }
+    } else if (record?.notes?.length) {
+      process.stderr.write(`flagprof: no trace was written: ${record.notes[record.notes.length - 1]}\n`);
+    } else if (!record) {
+      process.stderr.write(`flagprof: the capture agent wrote nothing (exit code ${result.exitCode})\n`);
+    }
+    if (json) process.stderr.write(`flagprof: session folder: ${sessionDir}\n`);
+    else process.stdout.write(`session: ${sessionDir}\n`);
+    return result.exitCode;
+  },
+};

@@ -1,0 +1,333 @@
+/**
+ * "FlagOS: Profile Current File": runs the Python file in the editor under the capture agent, streams its output
+ * to the "FlagOS Profiler" Output channel, shows progress with Cancel, keeps the last N sessions in the extension's
+ * storage, and hands the finished profile to whoever registered through onProfileLoaded (timeline, editor).
+ */
+import { existsSync } from 'node:fs';
+import { writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import * as vscode from 'vscode';
+import { analyze } from '../analysis/analyze';
+import { buildSummary } from '../analysis/summary';
+import type { Analysis } from '../analysis/types';
+import { joinArgs, splitArgs } from '../capture/args';
+import {
+  findInterpreter,
+  InterpreterError,
+  noTorchFix,
+  probeInterpreter,
+  type Interpreter,
+} from '../capture/interpreter';
+import {
+  CAPTURE_MODES,
+  startCapture,
+  type CaptureMode,
+  type CaptureRun,
+  type ProgressEvent,
+} from '../capture/launcher';
+import { loadSession, readSessionRecord, SESSION_FILES } from '../capture/session';
+import { createSessionDir, pruneSessions } from '../capture/sessions';
+import { summaryMarkdown } from '../capture/summaryMarkdown';
+import type { Profile } from '../model/profile';
+import { setActiveProfile } from './editorAnnotations';
+
+export type ProfileLoadedListener = (
+  profile: Profile,
+  analysis: Analysis,
+  sessionDir: string,
+) => void | Promise<void>;
+
+const listeners = new Set<ProfileLoadedListener>();
+
+/** Features that show a finished capture (timeline, editor annotations) register here. */
+export function onProfileLoaded(listener: ProfileLoadedListener): vscode.Disposable {
+  listeners.add(listener);
+  return new vscode.Disposable(() => listeners.delete(listener));
+}
+
+let output: vscode.OutputChannel | undefined;
+let running = false;
+let currentRun: CaptureRun | undefined;
+
+const PHASE_TEXT: Record<string, string> = {
+  starting: 'starting Python',
+  running: 'running the script',
+  exporting: 'writing the trace',
+  done: 'reading the profile',
+};
+
+function settings(): vscode.WorkspaceConfiguration {
+  return vscode.workspace.getConfiguration('flagos');
+}
+
+export function registerCapture(context: vscode.ExtensionContext): void {
+  output = vscode.window.createOutputChannel('FlagOS Profiler');
+  context.subscriptions.push(
+    output,
+    // A window closing mid-run cancels the script the same way the Cancel button does.
+    new vscode.Disposable(() => currentRun?.cancel()),
+    vscode.commands.registerCommand('flagos.profileCurrentFile', (uri?: vscode.Uri) =>
+      profileCurrentFile(context, uri, false),
+    ),
+    vscode.commands.registerCommand('flagos.profileCurrentFileWithArgs', (uri?: vscode.Uri) =>
+      profileCurrentFile(context, uri, true),
+    ),
+  );
+}
+
+async function pythonDocument(uri: vscode.Uri | undefined): Promise<vscode.TextDocument | undefined> {
+  if (uri) return vscode.workspace.openTextDocument(uri);
+  return vscode.window.activeTextEditor?.document;
+}
+
+/** Saved, on disk, Python: or a message saying what to do, and undefined. */
+async function savedScript(document: vscode.TextDocument | undefined): Promise<string | undefined> {
+  if (!document || (document.languageId !== 'python' && !document.fileName.endsWith('.py'))) {
+    void vscode.window.showErrorMessage('FlagOS: open a Python file (.py) in the editor to profile it.');
+    return undefined;
+  }
+  if (document.isUntitled) {
+    const choice = await vscode.window.showErrorMessage(
+      'FlagOS: this file has never been saved; save it as a .py file to profile it.',
+      'Save As…',
+    );
+    if (choice) await vscode.commands.executeCommand('workbench.action.files.saveAs');
+    return undefined;
+  }
+  if (document.isDirty) {
+    const choice = await vscode.window.showWarningMessage(
+      `FlagOS: ${path.basename(document.fileName)} has unsaved changes; the profile runs the file on disk.`,
+      'Save and Profile',
+    );
+    if (choice !== 'Save and Profile' || !(await document.save())) return undefined;
+  }
+  return document.fileName;
+}
+
+async function activeInterpreterOfPythonExtension(resource: vscode.Uri): Promise<string | undefined> {
+  if (!vscode.extensions.getExtension('ms-python.python')) return undefined;
+  const { PythonExtension } = await import('@vscode/python-extension');
+  const api = await PythonExtension.api();
+  const environmentPath = api.environments.getActiveEnvironmentPath(resource);
+  const resolved = await api.environments.resolveEnvironment(environmentPath);
+  return resolved?.executable.uri?.fsPath ?? environmentPath.path;
+}
+
+async function interpreterFor(resource: vscode.Uri): Promise<Interpreter | undefined> {
+  try {
+    return await findInterpreter({
+      configured: settings().get<string>('pythonPath'),
+      fromPythonExtension: () => activeInterpreterOfPythonExtension(resource),
+    });
+  } catch (error) {
+    if (!(error instanceof InterpreterError)) throw error;
+    const choice = await vscode.window.showErrorMessage(
+      `FlagOS: ${error.message}. Fix: ${error.fix}.`,
+      'Open Settings',
+      'Select Interpreter',
+    );
+    if (choice === 'Open Settings')
+      await vscode.commands.executeCommand('workbench.action.openSettings', 'flagos.pythonPath');
+    if (choice === 'Select Interpreter') await vscode.commands.executeCommand('python.setInterpreter');
+    return undefined;
+  }
+}
+
+async function scriptArguments(
+  script: string,
+  ask: boolean,
+  context: vscode.ExtensionContext,
+): Promise<string[] | undefined> {
+  const configured = settings().get<string[]>('scriptArgs') ?? [];
+  if (!ask) return configured;
+  const key = `flagos.lastArgs:${script}`;
+  const typed = await vscode.window.showInputBox({
+    title: `Arguments for ${path.basename(script)}`,
+    prompt: 'As on a command line; quotes group words',
+    value: context.workspaceState.get<string>(key) ?? joinArgs(configured),
+  });
+  if (typed === undefined) return undefined;
+  await context.workspaceState.update(key, typed);
+  try {
+    return splitArgs(typed);
+  } catch (error) {
+    void vscode.window.showErrorMessage(`FlagOS: ${(error as Error).message}`);
+    return undefined;
+  }
+}
+
+function sessionsRoot(context: vscode.ExtensionContext): string {
+  return path.join((context.storageUri ?? context.globalStorageUri).fsPath, 'sessions');
+}
+
+export async function profileCurrentFile(
+  context: vscode.ExtensionContext,
+  uri: vscode.Uri | undefined,
+  askForArgs: boolean,
+): Promise<void> {
+  if (!vscode.workspace.isTrusted) {
+    const choice = await vscode.window.showErrorMessage(
+      'FlagOS: profiling runs the script, which needs Workspace Trust. Trust this workspace to profile its files.',
+      'Manage Workspace Trust',
+    );
+    if (choice) await vscode.commands.executeCommand('workbench.trust.manage');
+    return;
+  }
+  if (running) {
+    void vscode.window.showInformationMessage(
+      'FlagOS: a profile is already running; cancel it from its notification first.',
+    );
+    return;
+  }
+  const script = await savedScript(await pythonDocument(uri));
+  if (!script) return;
+  const interpreter = await interpreterFor(vscode.Uri.file(script));
+  if (!interpreter) return;
+  try {
+    const info = await probeInterpreter(interpreter.path);
+    if (!info.torch) {
+      const choice = await vscode.window.showErrorMessage(
+        `FlagOS: ${interpreter.path} (Python ${info.version}, from ${interpreter.source}) has no torch. Fix: ${noTorchFix(interpreter.path)}.`,
+        'Select Interpreter',
+        'Open Settings',
+      );
+      if (choice === 'Select Interpreter') await vscode.commands.executeCommand('python.setInterpreter');
+      if (choice === 'Open Settings')
+        await vscode.commands.executeCommand('workbench.action.openSettings', 'flagos.pythonPath');
+      return;
+    }
+  } catch (error) {
+    const fix = error instanceof InterpreterError ? ` Fix: ${error.fix}.` : '';
+    void vscode.window.showErrorMessage(`FlagOS: ${(error as Error).message}.${fix}`);
+    return;
+  }
+  const args = await scriptArguments(script, askForArgs, context);
+  if (!args) return;
+
+  running = true;
+  try {
+    await runCapture(context, interpreter, script, args);
+  } finally {
+    running = false;
+  }
+}
+
+async function runCapture(
+  context: vscode.ExtensionContext,
+  interpreter: Interpreter,
+  script: string,
+  args: string[],
+): Promise<void> {
+  const config = settings();
+  const root = sessionsRoot(context);
+  const sessionDir = createSessionDir(root, script);
+  pruneSessions(root, config.get<number>('keepSessions') ?? 10, sessionDir);
+  const modeSetting = config.get<string>('captureMode') ?? 'auto';
+  const mode: CaptureMode = (CAPTURE_MODES as readonly string[]).includes(modeSetting)
+    ? (modeSetting as CaptureMode)
+    : 'auto';
+  const delay = config.get<number | null>('profilingDelay');
+  const duration = config.get<number | null>('profilingDuration');
+  const channel = output!;
+  channel.appendLine(
+    `▶ ${interpreter.path} ${joinArgs([script, ...args])}   (mode ${mode}; session ${sessionDir})`,
+  );
+  channel.show(true);
+  const folder = vscode.workspace.getWorkspaceFolder(vscode.Uri.file(script));
+
+  const result = await vscode.window.withProgress(
+    {
+      location: vscode.ProgressLocation.Notification,
+      title: `FlagOS: profiling ${path.basename(script)}`,
+      cancellable: true,
+    },
+    async (progress, token) => {
+      const started = Date.now();
+      let phase = 'starting';
+      const report = (): void =>
+        progress.report({
+          message: `${PHASE_TEXT[phase] ?? phase} · ${Math.round((Date.now() - started) / 1000)} s`,
+        });
+      report();
+      const ticker = setInterval(report, 1000);
+      const run = startCapture({
+        python: interpreter.path,
+        script,
+        args,
+        sessionDir,
+        cwd: folder?.uri.fsPath ?? path.dirname(script),
+        mode,
+        delayS: typeof delay === 'number' && delay > 0 ? delay : undefined,
+        durationS: typeof duration === 'number' && duration > 0 ? duration : undefined,
+        flagosTrace: config.get<boolean>('trace') !== false,
+        stdin: 'ignore',
+        unbuffered: true,
+        stdout: (chunk) => channel.append(chunk.toString('utf8')),
+        stderr: (chunk) => channel.append(chunk.toString('utf8')),
+        onProgress: (event: ProgressEvent) => {
+          phase = event.phase;
+          report();
+        },
+      });
+      currentRun = run;
+      const subscription = token.onCancellationRequested(() => {
+        channel.appendLine('■ cancelling: SIGINT, then SIGTERM after 10 s, then SIGKILL');
+        run.cancel();
+      });
+      try {
+        return await run.done;
+      } finally {
+        clearInterval(ticker);
+        subscription.dispose();
+        currentRun = undefined;
+      }
+    },
+  );
+  channel.appendLine(
+    `■ exit code ${result.exitCode}${result.cancelled ? ' (cancelled)' : ''} after ${(result.wallMs / 1000).toFixed(1)} s`,
+  );
+
+  const record = await readSessionRecord(sessionDir);
+  if (!existsSync(path.join(sessionDir, SESSION_FILES.trace))) {
+    const why = record?.notes?.length
+      ? record.notes[record.notes.length - 1]
+      : `the script exited with code ${result.exitCode} before a profile was written`;
+    const choice = await vscode.window.showErrorMessage(
+      `FlagOS: no profile of ${path.basename(script)}: ${why}`,
+      'Show Output',
+    );
+    if (choice) channel.show();
+    return;
+  }
+  if (result.exitCode !== 0) {
+    void vscode.window
+      .showWarningMessage(
+        `FlagOS: ${path.basename(script)} exited with code ${result.exitCode}; showing the profile captured until then.`,
+        'Show Output',
+      )
+      .then((choice) => choice && channel.show());
+  }
+  try {
+    const profile = await loadSession(sessionDir);
+    const analysis = analyze(profile);
+    setActiveProfile(profile, analysis, `${path.basename(script)} · ${new Date().toLocaleTimeString()}`);
+    if (listeners.size > 0) {
+      for (const listener of listeners) await listener(profile, analysis, sessionDir);
+    } else {
+      const markdown = summaryMarkdown(buildSummary(analysis), {
+        script,
+        sessionDir,
+        exitCode: result.exitCode,
+        mode: record?.mode?.chosen ?? undefined,
+        modeReason: record?.mode?.reason ?? undefined,
+        notes: record?.notes,
+      });
+      // A file in the session folder, shown as a preview: read-only, and nothing asks to be saved on exit.
+      const file = path.join(sessionDir, 'summary.md');
+      await writeFile(file, markdown, 'utf8');
+      await vscode.commands.executeCommand('markdown.showPreview', vscode.Uri.file(file));
+    }
+  } catch (error) {
+    void vscode.window.showErrorMessage(`FlagOS: ${(error as Error).message}`);
+  }
+}

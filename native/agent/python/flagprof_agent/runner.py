@@ -1,0 +1,109 @@
+"""Running the user's script as `python script.py args` would, and turning its fate into an exit code."""
+
+import os
+import runpy
+import signal
+import sys
+
+
+class Terminated(BaseException):
+    """SIGTERM, turned into an exception so the profile captured so far can still be written."""
+
+
+def prepare_interpreter(script, args):
+    """sys.argv, sys.path[0] and the launcher's traces, as a terminal run of `python script.py` would have them."""
+    sys.argv = [script] + list(args)
+    script_dir = os.path.dirname(os.path.realpath(script))
+    # `python -m flagprof_agent` put the current directory first; `python script.py` puts the script's folder.
+    if sys.path:
+        sys.path[0] = script_dir
+    else:
+        sys.path.insert(0, script_dir)
+    agent_path = os.environ.pop("FLAGPROF_AGENT_PATH", None)
+    if agent_path:
+        # The launcher put the agent on PYTHONPATH; the script and its children must not see it.
+        sys.path[:] = [p for p in sys.path if os.path.abspath(p or ".") != os.path.abspath(agent_path)]
+        original = os.environ.pop("FLAGPROF_ORIGINAL_PYTHONPATH", None)
+        if original:
+            os.environ["PYTHONPATH"] = original
+        else:
+            os.environ.pop("PYTHONPATH", None)
+
+
+def _on_sigterm(_signum, _frame):
+    raise Terminated()
+
+
+def run_script(script, before=None):
+    """Runs the script (after `before`, which opens the profiling window: a Ctrl-C there counts as the script's);
+    returns (exit code, status, the exception it ended with or None)."""
+    # Python's own Ctrl-C behaviour even when the launcher's parent ignored SIGINT (a background job).
+    signal.signal(signal.SIGINT, signal.default_int_handler)
+    previous = signal.signal(signal.SIGTERM, _on_sigterm)
+    try:
+        if before is not None:
+            before()
+        runpy.run_path(script, run_name="__main__")
+        return 0, "completed", None
+    except SystemExit as exit_:
+        return exit_code_of(exit_), "exited", None
+    except KeyboardInterrupt as error:
+        return 130, "interrupted", error
+    except Terminated as error:
+        return 143, "terminated", error
+    except BaseException as error:
+        return 1, "exception", error
+    finally:
+        try:
+            if signal.getsignal(signal.SIGTERM) is _on_sigterm:
+                signal.signal(signal.SIGTERM, previous)
+        except (ValueError, TypeError):
+            pass
+
+
+def exit_code_of(exit_):
+    """SystemExit's code with Python's own rules: None -> 0, an int -> itself, anything else printed -> 1."""
+    code = exit_.code
+    if code is None:
+        return 0
+    if isinstance(code, int):
+        return code & 0xFF if code >= 0 else code % 256
+    try:
+        sys.stderr.write("%s\n" % (code,))
+        sys.stderr.flush()
+    except Exception:
+        pass
+    return 1
+
+
+def print_exception(error, script):
+    """The traceback exactly as Python prints it for `python script.py`: the agent's and runpy's frames removed,
+    the interpreter's (or the script's own) sys.excepthook used."""
+    if isinstance(error, Terminated):
+        return
+    tb = error.__traceback__
+    real_script = os.path.realpath(script)
+    probe = tb
+    while probe is not None and os.path.realpath(probe.tb_frame.f_code.co_filename) != real_script:
+        probe = probe.tb_next
+    if probe is not None:
+        tb = probe
+    else:
+        # Raised before the script's first line ran (a syntax error while compiling it): drop our own frames.
+        while tb is not None and _is_launcher_frame(tb.tb_frame.f_code.co_filename):
+            tb = tb.tb_next
+    error.__traceback__ = tb
+    try:
+        sys.excepthook(type(error), error, tb)
+    except Exception:
+        import traceback
+
+        traceback.print_exception(type(error), error, tb)
+    try:
+        sys.stderr.flush()
+    except Exception:
+        pass
+
+
+def _is_launcher_frame(filename):
+    return filename.startswith("<frozen") or "flagprof_agent" in filename or filename.endswith("runpy.py")

@@ -1,0 +1,135 @@
+/**
+ * The capture agent with a real interpreter and real torch: the script runs as `python script.py` would, its fate
+ * is the exit code, the trace survives failures, and sites.json holds the true call-site lines.
+ */
+import { existsSync } from 'node:fs';
+import path from 'node:path';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { analyze } from '../../extension/analysis/analyze';
+import { loadSession } from '../../extension/capture/session';
+import { launch, PYTHON, readJson, requirePython, SCRIPTS, tempDir } from './agent-helpers';
+
+interface Frame {
+  file: string;
+  line: number;
+  function: string;
+}
+
+beforeAll(() => requirePython());
+
+describe('capture agent: running the script', () => {
+  it("passes the arguments, the script folder as sys.path[0], the cwd and FLAGOS_TRACE=1; PYTHONPATH stays the user's", async () => {
+    const cwd = tempDir('cwd');
+    const { result, stdout, dir } = await launch('echo_args.py', {
+      args: ['--epochs', '3', 'two words', ''],
+      cwd,
+      env: { ...process.env, PYTHONPATH: '' },
+    });
+    expect(result.exitCode).toBe(0);
+    const seen = JSON.parse(stdout.trim().split('\n').pop() ?? '{}');
+    expect(seen.argv).toEqual([path.join(SCRIPTS, 'echo_args.py'), '--epochs', '3', 'two words', '']);
+    expect(seen.path0).toBe(SCRIPTS);
+    expect(seen.cwd).toBe(cwd);
+    expect(seen.name).toBe('__main__');
+    expect(seen.flagos_trace).toBe('1');
+    expect(seen.pythonpath).toBeNull();
+    expect(seen.sum).toBe(4);
+    const session = readJson(path.join(dir, 'session.json'));
+    expect(session.exitCode).toBe(0);
+    expect(session.status).toBe('completed');
+    expect((session.torch as { version: string }).version).toMatch(/^2\./);
+    expect((session.python as { executable: string }).executable).toBe(PYTHON);
+  });
+
+  it('an exception mid-run: the traceback as Python prints it, exit 1, the trace kept', async () => {
+    const { result, stderr, dir } = await launch('raise_midway.py');
+    expect(result.exitCode).toBe(1);
+    const script = path.join(SCRIPTS, 'raise_midway.py');
+    // Exactly Python's shape: the script's frames only, none of the agent's or runpy's.
+    expect(stderr).toContain(
+      `Traceback (most recent call last):\n  File "${script}", line 15, in <module>\n    main()\n  File "${script}", line 12, in main\n`,
+    );
+    expect(stderr).toContain('ValueError: midway failure after 5 steps\n');
+    expect(stderr).not.toContain('flagprof_agent');
+    expect(stderr).not.toContain('runpy');
+    expect(existsSync(path.join(dir, 'trace.json.gz'))).toBe(true);
+    const profile = await loadSession(dir);
+    const names = new Set(Array.from({ length: profile.slices.length }, (_, i) => profile.nameOf(i)));
+    expect(names.has('aten::tanh')).toBe(true);
+    expect((profile.metadata.session as { status: string }).status).toBe('exception');
+  });
+
+  it('sys.exit(3) exits 3 and still writes the profile', async () => {
+    const { result, dir } = await launch('exit_three.py');
+    expect(result.exitCode).toBe(3);
+    expect(existsSync(path.join(dir, 'trace.json.gz'))).toBe(true);
+    expect(readJson(path.join(dir, 'session.json')).exitCode).toBe(3);
+  });
+
+  it("a script importing a sibling module works from another cwd, and the sibling's line is a call site", async () => {
+    const { result, stdout, dir } = await launch('uses_sibling.py', { cwd: tempDir('cwd') });
+    expect(result.exitCode).toBe(0);
+    expect(stdout).toContain('sibling 6.0');
+    const sites = readJson<{ version: number; sites: Record<string, Frame[]> }>(path.join(dir, 'sites.json'));
+    const chains = Object.values(sites.sites);
+    expect(
+      chains.some(
+        (chain) =>
+          chain[0].file === path.join(SCRIPTS, 'helper_module.py') &&
+          chain[0].line === 5 &&
+          chain[1]?.file === path.join(SCRIPTS, 'uses_sibling.py') &&
+          chain[1]?.line === 4,
+      ),
+    ).toBe(true);
+  });
+});
+
+describe('capture agent: exact call sites', () => {
+  it("the line of torch.softmax(...) owns aten::softmax's CPU time, not the def line of its function", async () => {
+    const { result, dir } = await launch('softmax_site.py');
+    expect(result.exitCode).toBe(0);
+    const script = path.join(SCRIPTS, 'softmax_site.py');
+    const sites = readJson<{ version: number; sites: Record<string, Frame[]> }>(path.join(dir, 'sites.json'));
+    expect(sites.version).toBe(1);
+    // Every frame is the user's own file: no torch, standard library, <frozen ...> or agent frames.
+    for (const chain of Object.values(sites.sites)) {
+      for (const frame of chain) expect(frame.file).toBe(script);
+    }
+
+    const profile = await loadSession(dir);
+    expect(profile.sites?.size).toBeGreaterThan(0);
+    const softmaxIds: number[] = [];
+    for (let i = 0; i < profile.slices.length; i++) {
+      if (profile.nameOf(i) === 'aten::softmax') softmaxIds.push(profile.slices.externalId[i]);
+    }
+    expect(softmaxIds.length).toBe(4);
+    for (const id of softmaxIds) {
+      expect(profile.sites?.get(id)?.[0]).toEqual({ file: script, line: 6, function: 'attention' });
+      expect(profile.sites?.get(id)?.[1]).toEqual({ file: script, line: 20, function: 'main' });
+    }
+
+    const analysis = analyze(profile);
+    const softmaxLine = analysis.lines.find((l) => l.file === script && l.line === 6);
+    expect(softmaxLine?.exact).toBe(true);
+    const owned = softmaxLine?.topOps.find((op) => op.name === 'aten::softmax');
+    expect(owned?.calls).toBe(4);
+    expect(owned?.cpuNs).toBeGreaterThan(0);
+    // The def line (4) owns nothing.
+    expect(analysis.lines.some((l) => l.file === script && l.line === 4)).toBe(false);
+
+    // Ops run by Python operators (@, *, [0]) get their own lines too, in loops as well.
+    const innermost = (name: string): string[] => {
+      const found = new Set<string>();
+      for (let i = 0; i < profile.slices.length; i++) {
+        if (profile.nameOf(i) !== name) continue;
+        const frame = profile.sites?.get(profile.slices.externalId[i])?.[0];
+        found.add(frame ? `${frame.function}:${frame.line}` : 'none');
+      }
+      return [...found].sort();
+    };
+    expect(innermost('aten::matmul')).toEqual(['attention:5', 'mix:12']);
+    expect(innermost('aten::mul')).toEqual(['mix:13']);
+    expect(innermost('aten::relu')).toEqual(['mix:13']);
+    expect(innermost('aten::select')).toEqual(['mix:14']);
+  });
+});

@@ -45,4 +45,10 @@ if (existsSync('webview/main.ts')) {
     }),
   );
 }
+if (existsSync('webview/bringup/main.ts')) {
+  // The bring-up view: its own bundle (and bringup.css from its CSS import).
+  builds.push(
+    build({ ...common, entryPoints: ['webview/bringup/main.ts'], outfile: 'dist/bringup.js', platform: 'browser', format: 'iife', target: 'es2022' }),
+  );
+}
 await Promise.all(builds);

@@ -1,0 +1,870 @@
+/**
+ * Device and CPU time on the user's own source lines, indexed per file and per line for the editor (hovers, gutter
+ * heat, inline text, CodeLens). Built once per profile from an Analysis; every lookup afterwards is O(1).
+ *
+ * Attribution: each op slice belongs to the line of the nearest op (itself or an enclosing op) that the analysis
+ * tied to a source line (lineOf). Device time is the duration of the device events (kernel, memcpy, memset) an op
+ * launched directly, so nothing is counted twice and the line's kernels add up to its device time. CPU time is the
+ * ops' CPU self time. With exact call sites (profile.sites) the caller frames of the chain also get the time as
+ * "including callees"; without them the line is a function's def line and is labelled as function level.
+ *
+ * Staleness: the index speaks of the file as it was profiled. A LineShiftMap follows edits (pure functions over
+ * the document's change events) and says when the file changed in a way that cannot be mapped.
+ *
+ * No 'vscode' import: the CLI, tests and benchmarks use this module unchanged.
+ */
+import type { Profile, SourceFrame } from '../model/profile';
+import { isDeviceKind, isOpKind } from '../model/profile';
+import type { Analysis, LineStat } from './types';
+
+export interface OpTime {
+  name: string;
+  calls: number;
+  /** CPU wall time of the calls (including the op's child ops). */
+  cpuNs: number;
+  /** Device time of everything the calls launched, child ops included. */
+  deviceNs: number;
+}
+
+export interface KernelTime {
+  name: string;
+  count: number;
+  totalNs: number;
+}
+
+export interface LineEntry {
+  /** The file as the profile names it. */
+  readonly file: string;
+  /** 1-based line in the file as it was profiled. */
+  readonly line: number;
+  readonly function: string;
+  /** true: an exact call site; false: a function's def line (the trace had no call sites). */
+  readonly exact: boolean;
+  /** Top-level op calls made from this line. */
+  calls: number;
+  /** Time of the ops this line called itself. */
+  cpuSelfNs: number;
+  deviceSelfNs: number;
+  /** Self plus the time of ops called from the user's own functions that this line called. */
+  cpuTotalNs: number;
+  deviceTotalNs: number;
+  /** Device events (kernels, memcpy, memset) launched by the line's own ops. */
+  kernelCount: number;
+  /** Largest device time first (then CPU time). */
+  readonly topOps: OpTime[];
+  /** Largest total time first; every kernel name, not only the top few. */
+  readonly kernels: KernelTime[];
+  /** Top-level op slices called from this line: what "Show in timeline" selects. */
+  readonly slices: Int32Array;
+  /** Device slices launched from this line: what "Show kernels" lists. */
+  readonly kernelSlices: Int32Array;
+}
+
+export interface FunctionEntry {
+  readonly file: string;
+  readonly function: string;
+  /**
+   * 1-based def line when known (function-level profiles name it); otherwise the first line of the function seen in
+   * the profile, from which the editor finds the `def` above (findDefinitionLine).
+   */
+  readonly defLine: number | undefined;
+  readonly firstLine: number;
+  /** Including callees: every op whose call chain passes through the function, counted once. */
+  cpuNs: number;
+  deviceNs: number;
+  kernelCount: number;
+  calls: number;
+}
+
+export interface FileIndex {
+  /** The file as the profile names it. */
+  readonly file: string;
+  readonly exact: boolean;
+  /** By 1-based line as profiled. */
+  readonly byLine: ReadonlyMap<number, LineEntry>;
+  /** Sorted by line. */
+  readonly lines: readonly LineEntry[];
+  /** Sorted by def line (first line seen when unknown). */
+  readonly functions: readonly FunctionEntry[];
+}
+
+export interface LineIndex {
+  /** By normalised path (normalizePath). */
+  readonly files: ReadonlyMap<string, FileIndex>;
+  /** Whether any line is an exact call site (profile.sites was used). */
+  readonly exact: boolean;
+  /** Device time of all device events in the profile, and whether there is any (CPU-only profiles have none). */
+  readonly totalDeviceNs: number;
+  readonly totalCpuNs: number;
+  readonly hasDevice: boolean;
+  /** Device (or, without device time, CPU) self time of the hottest line: the top of the heat scale. */
+  readonly maxLineNs: number;
+}
+
+const TOP_OPS = 5;
+
+/** Paths compare with forward slashes, no `.`/`..` segments, and case-folded Windows drive paths. */
+export function normalizePath(file: string): string {
+  let p = file.replace(/\\/g, '/');
+  const parts: string[] = [];
+  const absolute = p.startsWith('/');
+  for (const part of p.split('/')) {
+    if (part === '' || part === '.') continue;
+    if (part === '..' && parts.length > 0 && parts[parts.length - 1] !== '..') parts.pop();
+    else parts.push(part);
+  }
+  p = (absolute ? '/' : '') + parts.join('/');
+  if (/^[A-Za-z]:\//.test(p) || /^\/[A-Za-z]:\//.test(p)) p = p.toLowerCase().replace(/^\/(?=[a-z]:)/, '');
+  return p;
+}
+
+interface LineAcc {
+  file: string;
+  line: number;
+  function: string;
+  exact: boolean;
+  calls: number;
+  cpuSelfNs: number;
+  deviceSelfNs: number;
+  cpuCalleeNs: number;
+  deviceCalleeNs: number;
+  /** Inclusive time of the line's top-level ops (their child ops may belong to other lines). */
+  topCpuNs: number;
+  topDeviceNs: number;
+  kernelCount: number;
+  ops: Map<string, OpTime>;
+  kernels: Map<string, KernelTime>;
+  slices: number[];
+  kernelSlices: number[];
+}
+
+interface FunctionAcc {
+  file: string;
+  function: string;
+  defLine: number | undefined;
+  firstLine: number;
+  cpuNs: number;
+  deviceNs: number;
+  kernelCount: number;
+  calls: number;
+}
+
+export interface LineIndexOptions {
+  /**
+   * The text of a source file, when it can be read: call sites name a function but not where it starts, and two
+   * functions of one file may share a name (every nn.Module has a forward). With the text each function is told
+   * apart by its def line; without it, functions of the same name in a file are added together.
+   */
+  readSource?: (file: string) => string | undefined;
+}
+
+/** Builds the per-file, per-line index. O(slices + call-chain frames); run once per profile. */
+export function buildLineIndex(analysis: Analysis, options: LineIndexOptions = {}): LineIndex {
+  const profile = analysis.profile;
+  const slices = profile.slices;
+  const n = slices.length;
+  const { lineOf, opParent, opOf, cpuSelfNs } = analysis;
+
+  // The line each op belongs to (its own or the nearest enclosing op's), and the op that carries that line.
+  const resolvedLine = new Int32Array(n).fill(-2);
+  const owner = new Int32Array(n).fill(-1);
+  const stack: number[] = [];
+  for (let i = 0; i < n; i++) {
+    if (resolvedLine[i] !== -2) continue;
+    if (!isOpKind(slices.kind[i])) {
+      resolvedLine[i] = -1;
+      continue;
+    }
+    let j = i;
+    while (resolvedLine[j] === -2 && lineOf[j] < 0 && opParent[j] >= 0 && stack.length <= n) {
+      stack.push(j);
+      j = opParent[j];
+    }
+    let line: number;
+    let own: number;
+    if (resolvedLine[j] !== -2) {
+      line = resolvedLine[j];
+      own = owner[j];
+    } else {
+      line = lineOf[j] >= 0 ? lineOf[j] : -1;
+      own = line >= 0 ? j : -1;
+      resolvedLine[j] = line;
+      owner[j] = own;
+    }
+    while (stack.length > 0) {
+      const k = stack.pop()!;
+      resolvedLine[k] = line;
+      owner[k] = own;
+    }
+  }
+
+  // Device time each op launched directly, from the device events themselves.
+  const opDeviceNs = new Float64Array(n);
+  const opKernels = new Int32Array(n);
+  let totalDeviceNs = 0;
+  for (let d = 0; d < n; d++) {
+    if (!isDeviceKind(slices.kind[d])) continue;
+    totalDeviceNs += slices.dur[d];
+    const o = opOf[d];
+    if (o >= 0) {
+      opDeviceNs[o] += slices.dur[d];
+      opKernels[o]++;
+    }
+  }
+
+  const accs: (LineAcc | undefined)[] = new Array(analysis.lines.length);
+  const lineAcc = (l: number): LineAcc => {
+    let acc = accs[l];
+    if (!acc) {
+      const stat = analysis.lines[l];
+      acc = {
+        file: stat.file,
+        line: stat.line,
+        function: stat.function,
+        exact: stat.exact,
+        calls: 0,
+        cpuSelfNs: 0,
+        deviceSelfNs: 0,
+        cpuCalleeNs: 0,
+        deviceCalleeNs: 0,
+        topCpuNs: 0,
+        topDeviceNs: 0,
+        kernelCount: 0,
+        ops: new Map(),
+        kernels: new Map(),
+        slices: [],
+        kernelSlices: [],
+      };
+      accs[l] = acc;
+    }
+    return acc;
+  };
+
+  // Per op: self times onto its line; top-level calls (the parent belongs to another line) as the line's calls.
+  let totalCpuNs = 0;
+  for (let i = 0; i < n; i++) {
+    const l = resolvedLine[i];
+    if (l < 0) continue;
+    const acc = lineAcc(l);
+    acc.cpuSelfNs += cpuSelfNs[i];
+    acc.deviceSelfNs += opDeviceNs[i];
+    totalCpuNs += cpuSelfNs[i];
+    const p = opParent[i];
+    if (p >= 0 && resolvedLine[p] === l) continue;
+    acc.calls++;
+    acc.slices.push(i);
+    const name = profile.nameOf(i);
+    let op = acc.ops.get(name);
+    if (!op) {
+      op = { name, calls: 0, cpuNs: 0, deviceNs: 0 };
+      acc.ops.set(name, op);
+    }
+    op.calls++;
+    op.cpuNs += slices.dur[i];
+    op.deviceNs += analysis.deviceTotalNs[i];
+    acc.topCpuNs += slices.dur[i];
+    acc.topDeviceNs += analysis.deviceTotalNs[i];
+  }
+  // Top-level op device time as the analysis computed it may include child ops on other lines; the line's own
+  // device time (above) never does. Kernels per line:
+  for (let d = 0; d < n; d++) {
+    if (!isDeviceKind(slices.kind[d])) continue;
+    const o = opOf[d];
+    if (o < 0 || resolvedLine[o] < 0) continue;
+    const acc = lineAcc(resolvedLine[o]);
+    acc.kernelCount++;
+    acc.kernelSlices.push(d);
+    const name = profile.nameOf(d);
+    let kernel = acc.kernels.get(name);
+    if (!kernel) {
+      kernel = { name, count: 0, totalNs: 0 };
+      acc.kernels.set(name, kernel);
+    }
+    kernel.count++;
+    kernel.totalNs += slices.dur[d];
+  }
+
+  // Caller frames (exact call sites only) and functions: per owner op, everything resolved to it, once per chain.
+  const ownerCpu = new Float64Array(n);
+  const ownerDevice = new Float64Array(n);
+  const ownerKernels = new Int32Array(n);
+  const ownerCalls = new Int32Array(n);
+  for (let i = 0; i < n; i++) {
+    const o = owner[i];
+    if (o < 0) continue;
+    ownerCpu[o] += cpuSelfNs[i];
+    ownerDevice[o] += opDeviceNs[i];
+    ownerKernels[o] += opKernels[i];
+    const p = opParent[i];
+    if (p < 0 || resolvedLine[p] !== resolvedLine[i]) ownerCalls[o]++;
+  }
+  // Paths are few and frames many: normalise each distinct path once.
+  const normalized = new Map<string, string>();
+  const norm = (file: string): string => {
+    let key = normalized.get(file);
+    if (key === undefined) {
+      key = normalizePath(file);
+      normalized.set(file, key);
+    }
+    return key;
+  };
+  const files = new Map<string, Map<number, LineAcc>>();
+  const functions = new Map<string, Map<string, FunctionAcc>>();
+  const fileLines = (file: string): Map<number, LineAcc> => {
+    const key = norm(file);
+    let m = files.get(key);
+    if (!m) {
+      m = new Map();
+      files.set(key, m);
+    }
+    return m;
+  };
+  for (const acc of accs) if (acc) fileLines(acc.file).set(acc.line, acc);
+  const sources = new Map<string, string[] | null>();
+  const defLines = new Map<string, number | undefined>();
+  /** The 1-based def line of the function around a call site, from the source text when it can be read. */
+  const definitionOf = (file: string, line: number, fn: string): number | undefined => {
+    if (fn === '<module>') return 1;
+    if (!options.readSource) return undefined;
+    const cacheKey = `${file}\n${line}\n${fn}`;
+    if (defLines.has(cacheKey)) return defLines.get(cacheKey);
+    let text = sources.get(file);
+    if (text === undefined) {
+      const read = options.readSource(file);
+      text = read === undefined ? null : read.split(/\r?\n/);
+      sources.set(file, text);
+    }
+    const found = text && line - 1 < text.length ? findDefinitionLine((l) => text[l], fn, line - 1) : -1;
+    const def = found >= 0 ? found + 1 : undefined;
+    defLines.set(cacheKey, def);
+    return def;
+  };
+  const functionAcc = (file: string, fn: string, line: number, defLine: number | undefined): FunctionAcc => {
+    const key = norm(file);
+    let byName = functions.get(key);
+    if (!byName) {
+      byName = new Map();
+      functions.set(key, byName);
+    }
+    const nameKey = defLine === undefined ? fn : `${fn}@${defLine}`;
+    let f = byName.get(nameKey);
+    if (!f) {
+      f = { file, function: fn, defLine, firstLine: line, cpuNs: 0, deviceNs: 0, kernelCount: 0, calls: 0 };
+      byName.set(nameKey, f);
+    } else if (line < f.firstLine) f.firstLine = line;
+    return f;
+  };
+
+  // Owners with the same call chain (the same array, when the sites share them) are walked once.
+  interface ChainTotals {
+    stat: LineStat;
+    chain: readonly SourceFrame[] | undefined;
+    cpuNs: number;
+    deviceNs: number;
+    kernels: number;
+    calls: number;
+  }
+  const sites = profile.sites;
+  const byChain = new Map<readonly SourceFrame[] | LineStat, ChainTotals>();
+  let exact = false;
+  for (let o = 0; o < n; o++) {
+    if (owner[o] !== o) continue;
+    const stat = analysis.lines[resolvedLine[o]];
+    if (stat.exact) exact = true;
+    const found = stat.exact && sites ? sites.get(slices.externalId[o]) : undefined;
+    const chain = found && found.length > 0 ? found : undefined;
+    const key = chain ?? stat;
+    let totals = byChain.get(key);
+    if (!totals) {
+      totals = { stat, chain, cpuNs: 0, deviceNs: 0, kernels: 0, calls: 0 };
+      byChain.set(key, totals);
+    }
+    totals.cpuNs += ownerCpu[o];
+    totals.deviceNs += ownerDevice[o];
+    totals.kernels += ownerKernels[o];
+    totals.calls += ownerCalls[o];
+  }
+  const seenLines: LineAcc[] = [];
+  const seenFunctions: FunctionAcc[] = [];
+  for (const { stat, chain, cpuNs, deviceNs, kernels, calls } of byChain.values()) {
+    if (!chain) {
+      const def = stat.exact ? definitionOf(stat.file, stat.line, stat.function) : stat.line;
+      const f = functionAcc(stat.file, stat.function, stat.line, def);
+      f.cpuNs += cpuNs;
+      f.deviceNs += deviceNs;
+      f.kernelCount += kernels;
+      f.calls += calls;
+      continue;
+    }
+    seenLines.length = 0;
+    seenFunctions.length = 0;
+    for (let k = 0; k < chain.length; k++) {
+      const frame = k === 0 ? stat : chain[k];
+      const f = functionAcc(
+        frame.file,
+        frame.function,
+        frame.line,
+        definitionOf(frame.file, frame.line, frame.function),
+      );
+      if (!seenFunctions.includes(f)) {
+        seenFunctions.push(f);
+        f.cpuNs += cpuNs;
+        f.deviceNs += deviceNs;
+        f.kernelCount += kernels;
+        f.calls += calls;
+      }
+      const lines = fileLines(frame.file);
+      let acc = lines.get(frame.line);
+      if (!acc) {
+        acc = {
+          file: frame.file,
+          line: frame.line,
+          function: frame.function,
+          exact: true,
+          calls: 0,
+          cpuSelfNs: 0,
+          deviceSelfNs: 0,
+          cpuCalleeNs: 0,
+          deviceCalleeNs: 0,
+          topCpuNs: 0,
+          topDeviceNs: 0,
+          kernelCount: 0,
+          ops: new Map(),
+          kernels: new Map(),
+          slices: [],
+          kernelSlices: [],
+        };
+        lines.set(frame.line, acc);
+      }
+      // Recursion: a line counts each op once; the innermost frame's time is already its self time.
+      if (seenLines.includes(acc)) continue;
+      seenLines.push(acc);
+      if (k === 0) continue;
+      acc.cpuCalleeNs += cpuNs;
+      acc.deviceCalleeNs += deviceNs;
+    }
+  }
+
+  const fileIndexes = new Map<string, FileIndex>();
+  let maxLineDevice = 0;
+  let maxLineCpu = 0;
+  for (const [key, lines] of files) {
+    const entries: LineEntry[] = [];
+    const byLine = new Map<number, LineEntry>();
+    let fileExact = false;
+    for (const acc of [...lines.values()].sort((a, b) => a.line - b.line)) {
+      const entry: LineEntry = {
+        file: acc.file,
+        line: acc.line,
+        function: acc.function,
+        exact: acc.exact,
+        calls: acc.calls,
+        cpuSelfNs: acc.cpuSelfNs,
+        deviceSelfNs: acc.deviceSelfNs,
+        // Callees are the user's functions in the call chain, or ops nested in the line's ops (a record_function
+        // block, say) that belong to other lines; where both apply the larger is kept, never their sum.
+        cpuTotalNs: Math.max(acc.cpuSelfNs + acc.cpuCalleeNs, acc.topCpuNs),
+        deviceTotalNs: Math.max(acc.deviceSelfNs + acc.deviceCalleeNs, acc.topDeviceNs),
+        kernelCount: acc.kernelCount,
+        topOps: [...acc.ops.values()]
+          .sort((a, b) => b.deviceNs - a.deviceNs || b.cpuNs - a.cpuNs || a.name.localeCompare(b.name))
+          .slice(0, TOP_OPS),
+        kernels: [...acc.kernels.values()].sort(
+          (a, b) => b.totalNs - a.totalNs || a.name.localeCompare(b.name),
+        ),
+        slices: Int32Array.from(acc.slices),
+        kernelSlices: Int32Array.from(acc.kernelSlices),
+      };
+      fileExact ||= acc.exact;
+      if (entry.deviceSelfNs > maxLineDevice) maxLineDevice = entry.deviceSelfNs;
+      if (entry.cpuSelfNs > maxLineCpu) maxLineCpu = entry.cpuSelfNs;
+      entries.push(entry);
+      byLine.set(entry.line, entry);
+    }
+    fileIndexes.set(key, {
+      file: entries[0]?.file ?? key,
+      exact: fileExact,
+      byLine,
+      lines: entries,
+      functions: [],
+    });
+  }
+  for (const f of [...functions.values()].flatMap((m) => [...m.values()])) {
+    const key = norm(f.file);
+    const fi = fileIndexes.get(key);
+    // Function level: the function is its def line, whose total includes what nested ops spent elsewhere.
+    const defEntry = f.defLine !== undefined ? fi?.byLine.get(f.defLine) : undefined;
+    if (defEntry && !defEntry.exact) {
+      f.cpuNs = Math.max(f.cpuNs, defEntry.cpuTotalNs);
+      f.deviceNs = Math.max(f.deviceNs, defEntry.deviceTotalNs);
+    }
+    const entry: FunctionEntry = { ...f };
+    if (fi) (fi.functions as FunctionEntry[]).push(entry);
+    else fileIndexes.set(key, { file: f.file, exact, byLine: new Map(), lines: [], functions: [entry] });
+  }
+  for (const fi of fileIndexes.values())
+    (fi.functions as FunctionEntry[]).sort((a, b) => (a.defLine ?? a.firstLine) - (b.defLine ?? b.firstLine));
+
+  const hasDevice = totalDeviceNs > 0;
+  return {
+    files: fileIndexes,
+    exact,
+    totalDeviceNs,
+    totalCpuNs,
+    hasDevice,
+    maxLineNs: hasDevice ? maxLineDevice : maxLineCpu,
+  };
+}
+
+/**
+ * The index of a file open in the editor. The exact path first; otherwise, for profiles captured on another machine
+ * or in another checkout, the one indexed file whose path ends with the longest run of the same components
+ * (at least the file name). Ambiguous matches give undefined rather than the wrong file's numbers.
+ */
+export function lookupFile(index: LineIndex, file: string): FileIndex | undefined {
+  const key = normalizePath(file);
+  const direct = index.files.get(key);
+  if (direct) return direct;
+  const parts = key.split('/');
+  let best: FileIndex | undefined;
+  let bestLength = 0;
+  let tie = false;
+  for (const [other, fi] of index.files) {
+    const otherParts = other.split('/');
+    let common = 0;
+    while (
+      common < parts.length &&
+      common < otherParts.length &&
+      parts[parts.length - 1 - common] === otherParts[otherParts.length - 1 - common]
+    )
+      common++;
+    if (common === 0) continue;
+    if (common > bestLength) {
+      best = fi;
+      bestLength = common;
+      tie = false;
+    } else if (common === bestLength) tie = true;
+  }
+  return tie ? undefined : best;
+}
+
+/** Heat of a line in [0, 1]: its share of the hottest line's device time (CPU time on CPU-only profiles). */
+export function lineHeat(index: LineIndex, entry: LineEntry): number {
+  if (index.maxLineNs <= 0) return 0;
+  return (index.hasDevice ? entry.deviceSelfNs : entry.cpuSelfNs) / index.maxLineNs;
+}
+
+/** Share of the whole profile's device time (CPU time when there is none) spent by the line itself, in [0, 1]. */
+export function lineShare(index: LineIndex, entry: LineEntry): number {
+  const total = index.hasDevice ? index.totalDeviceNs : index.totalCpuNs;
+  if (total <= 0) return 0;
+  return (index.hasDevice ? entry.deviceSelfNs : entry.cpuSelfNs) / total;
+}
+
+/** Number of gutter heat levels (decoration types) the editor creates. */
+export const HEAT_LEVELS = 5;
+
+/**
+ * Level 0 .. HEAT_LEVELS-1 by share of the hottest line, on a logarithmic scale over three decades (the hottest
+ * line is the top level, a line at 1/10 of it is about two levels lower, 1/1000 and less the lowest): profiles are
+ * dominated by a few lines, and a linear scale would paint every other line the same colour. Lines with no time
+ * at all get -1 (no decoration).
+ */
+export function heatLevel(index: LineIndex, entry: LineEntry): number {
+  const ns = index.hasDevice ? entry.deviceSelfNs : entry.cpuSelfNs;
+  if (ns <= 0) return -1;
+  const h = lineHeat(index, entry);
+  const level = Math.floor(((Math.log10(h) + 3) / 3) * HEAT_LEVELS);
+  return Math.max(0, Math.min(HEAT_LEVELS - 1, level));
+}
+
+/** Times as people read them in a profiler: "1.23 ms", "12.3 ms", "123 ms", "5.50 s", "<0.01 ms". */
+export function formatMs(ns: number): string {
+  const ms = ns / 1e6;
+  if (ms === 0) return '0 ms';
+  if (ms < 0.005) return '<0.01 ms';
+  if (ms < 10) return `${ms.toFixed(2)} ms`;
+  if (ms < 100) return `${ms.toFixed(1)} ms`;
+  if (ms < 1000) return `${ms.toFixed(0)} ms`;
+  const seconds = ms / 1000;
+  return `${seconds.toFixed(seconds < 10 ? 2 : seconds < 100 ? 1 : 0)} s`;
+}
+
+/**
+ * The inline after-text: "1.23 ms device · 0.40 ms CPU" (including callees). A profile without any device
+ * activity (a CPU-only run) shows the CPU time alone rather than a column of "0 ms device".
+ */
+export function inlineText(entry: LineEntry, hasDevice = true): string {
+  const cpu = formatMs(Math.max(entry.cpuTotalNs, entry.cpuSelfNs));
+  if (!hasDevice) return `${cpu} CPU`;
+  return `${formatMs(Math.max(entry.deviceTotalNs, entry.deviceSelfNs))} device · ${cpu} CPU`;
+}
+
+/** The CodeLens title: "device 12.3 ms · CPU 4.1 ms · 28 kernels" ("CPU 4.1 ms · 12 calls" without device activity). */
+export function codeLensTitle(fn: FunctionEntry, hasDevice = true): string {
+  if (!hasDevice) return `CPU ${formatMs(fn.cpuNs)} · ${fn.calls} op call${fn.calls === 1 ? '' : 's'}`;
+  const kernels = `${fn.kernelCount} kernel${fn.kernelCount === 1 ? '' : 's'}`;
+  return `device ${formatMs(fn.deviceNs)} · CPU ${formatMs(fn.cpuNs)} · ${kernels}`;
+}
+
+/**
+ * Finds the 0-based line of `def NAME` (or `class NAME`) at or above a 0-based line; -1 when there is none.
+ * `lineText` reads one line (an editor document reads lines lazily; only those above the call are needed).
+ */
+export function findDefinitionLine(
+  lineText: (line: number) => string,
+  name: string,
+  fromLine: number,
+): number {
+  if (name === '<module>') return 0;
+  const bare = name.includes('.') ? name.slice(name.lastIndexOf('.') + 1) : name;
+  const escaped = bare.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+  const def = new RegExp(`^\\s*(?:async\\s+)?(?:def|class)\\s+${escaped}\\b`);
+  for (let l = fromLine; l >= 0; l--) if (def.test(lineText(l))) return l;
+  return -1;
+}
+
+function escapeMarkdown(text: string): string {
+  return text.replace(/[\\`*_{}[\]()#+\-.!|<>]/g, '\\$&');
+}
+
+function shorten(name: string, max = 70): string {
+  return name.length <= max ? name : name.slice(0, max - 1) + '…';
+}
+
+export interface HoverOptions {
+  /** Label of the profile that annotates the editor (shown in the hover). */
+  profileLabel: string;
+  /** Command URIs for the links, already encoded; omitted links are not shown. */
+  showInTimeline?: string;
+  showKernels?: string;
+  /** Set when the file changed since the profile in a way that cannot be mapped. */
+  staleMessage?: string;
+}
+
+/** The hover's Markdown for a line: device and CPU time, calls, top ops and kernels, links. */
+export function hoverMarkdown(index: LineIndex, entry: LineEntry, options: HoverOptions): string {
+  const out: string[] = [];
+  const where = entry.exact ? 'this line' : `function \`${escapeMarkdown(entry.function)}\` (function level)`;
+  out.push(`**FlagOS Profiler** — ${where} · ${escapeMarkdown(options.profileLabel)}`);
+  if (options.staleMessage) out.push('', `$(warning) ${escapeMarkdown(options.staleMessage)}`);
+  out.push('');
+  const share = lineShare(index, entry);
+  const sharePart =
+    share > 0
+      ? ` (${(share * 100).toFixed(share >= 0.1 ? 0 : 1)}% of ${index.hasDevice ? 'device' : 'CPU'} time)`
+      : '';
+  const device = (ns: number) => (index.hasDevice ? `**${formatMs(ns)}**` : '—');
+  const hasCallees = entry.deviceTotalNs > entry.deviceSelfNs || entry.cpuTotalNs > entry.cpuSelfNs;
+  if (entry.calls > 0 || !hasCallees)
+    out.push(
+      `Device ${device(entry.deviceSelfNs)} · CPU **${formatMs(entry.cpuSelfNs)}** · ${entry.calls} call${entry.calls === 1 ? '' : 's'}${sharePart}`,
+    );
+  if (hasCallees)
+    out.push(
+      '',
+      `${entry.calls > 0 ? 'Including callees' : 'In the functions this line calls'}: device ${device(entry.deviceTotalNs)} · CPU **${formatMs(entry.cpuTotalNs)}**`,
+    );
+  if (!index.hasDevice) out.push('', '_No device activity in this profile: CPU time only._');
+  if (!entry.exact)
+    out.push('', '_Function level: the trace has no call sites; Profile Current File records exact lines._');
+  if (entry.topOps.length > 0) {
+    if (index.hasDevice) out.push('', '| Op | Calls | Device | CPU |', '|:--|--:|--:|--:|');
+    else out.push('', '| Op | Calls | CPU |', '|:--|--:|--:|');
+    for (const op of entry.topOps) {
+      const name = `\`${shorten(op.name).replace(/[`|]/g, ' ')}\``;
+      const deviceCell = index.hasDevice ? ` ${formatMs(op.deviceNs)} |` : '';
+      out.push(`| ${name} | ${op.calls} |${deviceCell} ${formatMs(op.cpuNs)} |`);
+    }
+  }
+  if (entry.kernels.length > 0) {
+    out.push('', '| Kernel | Count | Time |', '|:--|--:|--:|');
+    for (const k of entry.kernels.slice(0, TOP_OPS))
+      out.push(`| \`${shorten(k.name).replace(/[`|]/g, ' ')}\` | ${k.count} | ${formatMs(k.totalNs)} |`);
+    if (entry.kernels.length > TOP_OPS) out.push('', `…and ${entry.kernels.length - TOP_OPS} more kernels`);
+  }
+  const links: string[] = [];
+  if (options.showInTimeline && entry.slices.length > 0)
+    links.push(`[Show in timeline](${options.showInTimeline})`);
+  if (options.showKernels && entry.kernelSlices.length > 0)
+    links.push(`[Show kernels (${entry.kernelCount})](${options.showKernels})`);
+  if (links.length > 0) out.push('', links.join(' · '));
+  return out.join('\n');
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// Staleness: following edits from the profiled text to the current text.
+
+/** One replacement, in the coordinates of the document before it (0-based), as VS Code reports changes. */
+export interface TextChange {
+  startLine: number;
+  startCharacter: number;
+  endLine: number;
+  endCharacter: number;
+  text: string;
+  /**
+   * Whether the text before the start of the range on its first line is only whitespace (an Enter typed after the
+   * indentation moves the statement down). Unknown counts as not blank.
+   */
+  headBlank?: boolean;
+}
+
+export interface LineShiftMap {
+  /** Per profiled line (0-based): its current 0-based line, or -1 when it was deleted. */
+  readonly toCurrent: Int32Array;
+  /** Per profiled line: 1 where the profile has data (only those make a rewrite unmappable). */
+  readonly tracked: Uint8Array;
+  /** Set once the file changed in a way that cannot be mapped; the reason, for the user. */
+  readonly unmappable: string | undefined;
+  /** Whether any line moved or was deleted since the profile. */
+  readonly shifted: boolean;
+}
+
+/** The identity map of a file as it was profiled. `tracked` lists the 0-based lines that carry data. */
+export function createLineShiftMap(lineCount: number, tracked: Iterable<number> = []): LineShiftMap {
+  const toCurrent = new Int32Array(Math.max(0, lineCount));
+  for (let i = 0; i < toCurrent.length; i++) toCurrent[i] = i;
+  const flags = new Uint8Array(toCurrent.length);
+  for (const l of tracked) if (l >= 0 && l < flags.length) flags[l] = 1;
+  return { toCurrent, tracked: flags, unmappable: undefined, shifted: false };
+}
+
+/** A map that cannot follow the file any more (e.g. the file on disk is newer than the profile). */
+export function markUnmappable(map: LineShiftMap, reason: string): LineShiftMap {
+  return { ...map, unmappable: reason };
+}
+
+function countNewlines(text: string): number {
+  let k = 0;
+  for (let i = text.indexOf('\n'); i >= 0; i = text.indexOf('\n', i + 1)) k++;
+  return k;
+}
+
+function applyOne(map: LineShiftMap, change: TextChange, toCurrent: Int32Array): string | undefined {
+  const s = change.startLine;
+  const e = change.endLine;
+  const k = countNewlines(change.text);
+  if (s === e && k === 0) return undefined; // an edit inside one line moves nothing
+  const delta = k - (e - s);
+  const headBlank = change.startCharacter === 0 || change.headBlank === true;
+  for (let o = 0; o < toCurrent.length; o++) {
+    const c = toCurrent[o];
+    if (c < 0 || c < s) continue;
+    if (c > e) {
+      toCurrent[o] = c + delta;
+      continue;
+    }
+    // The line is touched by the replaced range.
+    if (s === e) {
+      // Newlines typed into the line: the statement stays unless everything before it was blank.
+      toCurrent[o] = headBlank ? c + k : c;
+      continue;
+    }
+    if (map.tracked[o] && k > 0 && (c > s || headBlank) && (c < e || change.endCharacter > 0))
+      return 'lines with profile data were replaced';
+    if (c === s) toCurrent[o] = headBlank ? -1 : s;
+    else if (c === e) toCurrent[o] = change.endCharacter === 0 ? s + k : -1;
+    else toCurrent[o] = -1;
+  }
+  return undefined;
+}
+
+/**
+ * The map after one document change event. `changes` refer to the document before the event and do not overlap
+ * (VS Code's contentChanges); they are applied bottom-up so earlier ones do not move later ones. A replacement of
+ * several lines that held profile data by several new lines cannot be mapped (the data could belong to any of
+ * them); a change that covers the whole document (a reload from disk, a checkout) neither.
+ */
+export function applyTextChanges(
+  map: LineShiftMap,
+  changes: readonly TextChange[],
+  documentLineCount?: number,
+): LineShiftMap {
+  if (map.unmappable || changes.length === 0) return map;
+  if (changes.every((c) => c.startLine === c.endLine && !c.text.includes('\n'))) return map;
+  const toCurrent = Int32Array.from(map.toCurrent);
+  const ordered = [...changes].sort(
+    (a, b) => b.startLine - a.startLine || b.startCharacter - a.startCharacter,
+  );
+  for (const change of ordered) {
+    const wholeDocument =
+      documentLineCount !== undefined &&
+      change.startLine === 0 &&
+      change.startCharacter === 0 &&
+      change.endLine >= documentLineCount - 1 &&
+      documentLineCount > 1 &&
+      change.text.includes('\n');
+    if (wholeDocument) return { ...map, unmappable: 'the whole file was replaced' };
+    const reason = applyOne(map, change, toCurrent);
+    if (reason) return { ...map, unmappable: reason };
+  }
+  return { toCurrent, tracked: map.tracked, unmappable: undefined, shifted: true };
+}
+
+/** The current 0-based line of a profiled 0-based line; -1 when deleted, unmappable, or out of range. */
+export function currentLine(map: LineShiftMap, profiledLine: number): number {
+  if (map.unmappable || profiledLine < 0) return -1;
+  if (profiledLine >= map.toCurrent.length) {
+    // Past the profiled end: the profile knows no such line (defensive; indexes never produce one).
+    return -1;
+  }
+  return map.toCurrent[profiledLine];
+}
+
+/**
+ * The inverse: per current 0-based line, the profiled 0-based line (-1 for new lines). Built once per map version
+ * so hovers stay O(1); where two profiled lines were joined into one, the first keeps it.
+ */
+export function profiledLines(map: LineShiftMap, currentLineCount: number): Int32Array {
+  const inverse = new Int32Array(Math.max(0, currentLineCount)).fill(-1);
+  if (map.unmappable) return inverse;
+  for (let o = 0; o < map.toCurrent.length; o++) {
+    const c = map.toCurrent[o];
+    if (c >= 0 && c < inverse.length && inverse[c] < 0) inverse[c] = o;
+  }
+  return inverse;
+}
+
+/** Convenience for callers holding a Profile: whether it carries exact call sites. */
+export function hasExactSites(profile: Profile): boolean {
+  return profile.sites !== undefined && profile.sites.size > 0;
+}
+
+/**
+ * The one change that turns `before` into `after` line-wise: the lines they share at the top and at the bottom
+ * stay, everything between is replaced. Used when a file is first seen already different from what was profiled
+ * (unsaved edits made while the profile ran); undefined when the texts are equal.
+ */
+export function lineDiffChange(before: string, after: string): TextChange | undefined {
+  if (before === after) return undefined;
+  const a = before.split('\n');
+  const b = after.split('\n');
+  let top = 0;
+  while (top < a.length && top < b.length && a[top] === b[top]) top++;
+  let bottom = 0;
+  while (
+    bottom < a.length - top &&
+    bottom < b.length - top &&
+    a[a.length - 1 - bottom] === b[b.length - 1 - bottom]
+  )
+    bottom++;
+  const endLine = a.length - bottom;
+  const inserted = b.slice(top, b.length - bottom);
+  // Replace whole lines [top, endLine) by the inserted lines, each ending with a newline.
+  if (endLine < a.length || inserted.length === 0 || bottom > 0)
+    return {
+      startLine: top,
+      startCharacter: 0,
+      endLine,
+      endCharacter: 0,
+      text: inserted.map((l) => l + '\n').join(''),
+    };
+  // The change reaches the last line (no newline after it): replace up to the end of the old last line.
+  return {
+    startLine: top,
+    startCharacter: 0,
+    endLine: a.length - 1,
+    endCharacter: a[a.length - 1].length,
+    text: inserted.join('\n'),
+  };
+}

@@ -1,0 +1,443 @@
+/**
+ * Device time on the user's own lines: which profile annotates the editor, how its lines follow edits, the status
+ * bar item, and the commands. Providers and decorations (editorProviders.ts) read the state kept here.
+ *
+ * Other features call setActiveProfile() when a profile finishes loading (Open Trace, Profile Current File).
+ */
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import * as vscode from 'vscode';
+import type { Profile } from '../model/profile';
+import type { Analysis } from '../analysis/types';
+import {
+  applyTextChanges,
+  buildLineIndex,
+  createLineShiftMap,
+  currentLine,
+  lineDiffChange,
+  lookupFile,
+  markUnmappable,
+  normalizePath,
+  profiledLines,
+  type FileIndex,
+  type LineEntry,
+  type LineIndex,
+  type LineShiftMap,
+  type TextChange,
+} from '../analysis/lineIndex';
+import { registerEditorProviders } from './editorProviders';
+import { revealSlices } from './editorTimeline';
+
+export interface LoadedProfile {
+  /** The profile's file: one entry per file. */
+  readonly key: string;
+  readonly label: string;
+  readonly profile: Profile;
+  readonly analysis: Analysis;
+  readonly index: LineIndex;
+}
+
+/** How a document's current lines relate to the lines of the file as it was profiled. */
+export interface DocumentAnnotations {
+  readonly loaded: LoadedProfile;
+  readonly file: FileIndex;
+  /** The reason shown to the user when the file changed in a way that cannot be mapped; annotations are dimmed. */
+  readonly staleMessage: string | undefined;
+  /** The entry shown on a current 0-based line, if any. O(1). */
+  entryAt(line: number): LineEntry | undefined;
+  /** The current 0-based line of a profiled 1-based line, or -1 (deleted). */
+  currentLineOf(profiledLine: number): number;
+}
+
+class DocumentTracker implements DocumentAnnotations {
+  map: LineShiftMap;
+  private inverse: Int32Array | undefined;
+  /** The text as profiled (the file on disk when first seen), to notice an undo back to it. */
+  private readonly baseline: string | undefined;
+  lineCount: number;
+  /** Text at close, so a reopened document that did not change keeps its map. */
+  closedText: string | undefined;
+
+  constructor(
+    readonly loaded: LoadedProfile,
+    readonly file: FileIndex,
+    document: vscode.TextDocument,
+    diskText: string | undefined,
+    diskNewer: boolean,
+  ) {
+    this.lineCount = document.lineCount;
+    const profiledCount = Math.max(
+      diskText === undefined ? document.lineCount : diskText.split('\n').length,
+      maxLine(file),
+    );
+    this.map = createLineShiftMap(
+      profiledCount,
+      file.lines.map((l) => l.line - 1),
+    );
+    this.baseline = diskText;
+    if (diskNewer) {
+      this.map = markUnmappable(this.map, 'the file was saved after the profile was taken');
+    } else if (diskText !== undefined) {
+      const change = lineDiffChange(diskText, document.getText());
+      if (change) this.map = applyTextChanges(this.map, [change]);
+    }
+  }
+
+  get staleMessage(): string | undefined {
+    if (!this.map.unmappable) return undefined;
+    return `The profile is older than this file (${this.map.unmappable}): annotations may not match the lines. Profile again to refresh them.`;
+  }
+
+  apply(event: vscode.TextDocumentChangeEvent): void {
+    const changes: TextChange[] = event.contentChanges.map((c) => ({
+      startLine: c.range.start.line,
+      startCharacter: c.range.start.character,
+      endLine: c.range.end.line,
+      endCharacter: c.range.end.character,
+      text: c.text,
+      headBlank:
+        event.contentChanges.length === 1
+          ? event.document.lineAt(c.range.start.line).text.slice(0, c.range.start.character).trim() === ''
+          : undefined,
+    }));
+    const before = this.lineCount;
+    this.lineCount = event.document.lineCount;
+    let next = applyTextChanges(this.map, changes, before);
+    // Undo back to the profiled text (or a revert) makes every line match again.
+    if (
+      (next.shifted || next.unmappable) &&
+      this.baseline !== undefined &&
+      event.document.getText() === this.baseline
+    )
+      next = createLineShiftMap(
+        this.map.toCurrent.length,
+        this.file.lines.map((l) => l.line - 1),
+      );
+    if (next !== this.map) {
+      this.map = next;
+      this.inverse = undefined;
+    }
+  }
+
+  entryAt(line: number): LineEntry | undefined {
+    if (this.map.unmappable) return this.file.byLine.get(line + 1);
+    if (!this.map.shifted) return this.file.byLine.get(line + 1);
+    this.inverse ??= profiledLines(this.map, this.lineCount);
+    const profiled = line < this.inverse.length ? this.inverse[line] : -1;
+    return profiled < 0 ? undefined : this.file.byLine.get(profiled + 1);
+  }
+
+  currentLineOf(profiledLine: number): number {
+    if (this.map.unmappable) return profiledLine - 1;
+    return currentLine(this.map, profiledLine - 1);
+  }
+}
+
+function maxLine(file: FileIndex): number {
+  let max = 0;
+  for (const l of file.lines) if (l.line > max) max = l.line;
+  for (const f of file.functions) if (f.firstLine > max) max = f.firstLine;
+  return max;
+}
+
+/** Profile start in epoch milliseconds, when the trace says (used to tell a file saved after the profile). */
+function profileStartMs(profile: Profile): number | undefined {
+  const ms = Number(profile.originNs / 1_000_000n);
+  // Traces without an absolute clock start near 0: no comparison is possible then.
+  return ms > Date.UTC(2001, 0, 1) ? ms : undefined;
+}
+
+/** Profiles kept for switching from the status bar. */
+const MAX_PROFILES = 5;
+
+export class EditorAnnotations implements vscode.Disposable {
+  private readonly profiles: LoadedProfile[] = [];
+  private activeProfile: LoadedProfile | undefined;
+  private readonly trackers = new Map<string, DocumentTracker | null>();
+  private readonly pending = new Map<string, Promise<DocumentTracker | null>>();
+  private readonly changed = new vscode.EventEmitter<vscode.Uri | undefined>();
+  /** Fires with a document's uri when its annotations moved, or undefined when everything changed. */
+  readonly onDidChange = this.changed.event;
+  private readonly statusItem: vscode.StatusBarItem;
+  private readonly disposables: vscode.Disposable[] = [];
+
+  constructor() {
+    this.statusItem = vscode.window.createStatusBarItem(
+      'flagos.annotations',
+      vscode.StatusBarAlignment.Left,
+      50,
+    );
+    this.statusItem.name = 'FlagOS Profiler annotations';
+    this.statusItem.command = 'flagos.chooseAnnotationProfile';
+    this.disposables.push(
+      this.statusItem,
+      this.changed,
+      vscode.workspace.onDidChangeTextDocument((e) => this.onDocumentChanged(e)),
+      vscode.workspace.onDidCloseTextDocument((d) => {
+        const tracker = this.trackers.get(d.uri.toString());
+        if (tracker) tracker.closedText = d.getText();
+        else this.trackers.delete(d.uri.toString());
+      }),
+      vscode.window.onDidChangeActiveTextEditor(() => this.updateStatus()),
+    );
+    this.updateStatus();
+  }
+
+  get active(): LoadedProfile | undefined {
+    return this.activeProfile;
+  }
+
+  get loaded(): readonly LoadedProfile[] {
+    return this.profiles;
+  }
+
+  /** Makes a profile the one annotating the editor; a profile of the same file replaces the older one. */
+  setActive(profile: Profile, analysis: Analysis, label: string): LoadedProfile {
+    const index = buildLineIndex(analysis, {
+      readSource: (file) => {
+        try {
+          return fs.readFileSync(file, 'utf8');
+        } catch {
+          return undefined; // profiled elsewhere: functions are told apart by name only
+        }
+      },
+    });
+    const loaded: LoadedProfile = { key: profile.path, label, profile, analysis, index };
+    const existing = this.profiles.findIndex((p) => p.key === loaded.key);
+    if (existing >= 0) this.profiles.splice(existing, 1);
+    this.profiles.unshift(loaded);
+    // Each profile holds its slices in memory: keep the few most recent ones to switch between.
+    this.profiles.length = Math.min(this.profiles.length, MAX_PROFILES);
+    this.select(loaded);
+    return loaded;
+  }
+
+  select(loaded: LoadedProfile | undefined): void {
+    this.activeProfile = loaded;
+    this.trackers.clear();
+    this.pending.clear();
+    this.updateStatus();
+    this.changed.fire(undefined);
+  }
+
+  clear(): void {
+    this.select(undefined);
+  }
+
+  /** The annotations of a document under the active profile, undefined when it has none (or is still loading). */
+  annotationsNow(document: vscode.TextDocument): DocumentAnnotations | undefined {
+    return this.trackers.get(document.uri.toString()) ?? undefined;
+  }
+
+  /** Like annotationsNow, but reads the file from disk the first time a document is seen. */
+  async annotations(document: vscode.TextDocument): Promise<DocumentAnnotations | undefined> {
+    const key = document.uri.toString();
+    const known = this.trackers.get(key);
+    if (known !== undefined) {
+      if (known && known.closedText !== undefined) {
+        // Reopened: keep the map only if nothing changed while it was closed.
+        if (known.closedText === document.getText()) known.closedText = undefined;
+        else this.trackers.delete(key);
+      }
+      const again = this.trackers.get(key);
+      if (again !== undefined) return again ?? undefined;
+    }
+    let pending = this.pending.get(key);
+    if (!pending) {
+      pending = this.createTracker(document);
+      this.pending.set(key, pending);
+    }
+    const tracker = await pending;
+    if (this.pending.get(key) === pending) {
+      this.pending.delete(key);
+      this.trackers.set(key, tracker);
+      // The status bar warns when the active editor's file cannot be mapped: known only now.
+      if (tracker?.staleMessage) this.updateStatus();
+    }
+    return tracker ?? undefined;
+  }
+
+  private async createTracker(document: vscode.TextDocument): Promise<DocumentTracker | null> {
+    const loaded = this.activeProfile;
+    if (!loaded || document.uri.scheme !== 'file') return null;
+    const file = lookupFile(loaded.index, document.uri.fsPath);
+    if (!file) return null;
+    let diskText: string | undefined;
+    let diskNewer = false;
+    try {
+      const [text, stat] = await Promise.all([
+        fs.promises.readFile(document.uri.fsPath, 'utf8'),
+        fs.promises.stat(document.uri.fsPath),
+      ]);
+      diskText = text.replace(/\r\n/g, '\n');
+      const start = profileStartMs(loaded.profile);
+      // A save during or after the profiled run means the profiled text is gone (Profile Current File saves first).
+      diskNewer = start !== undefined && stat.mtimeMs > start + 500;
+    } catch {
+      // Unreadable on disk (deleted, or another checkout): the open text is all there is.
+    }
+    if (this.activeProfile !== loaded) return null;
+    return new DocumentTracker(loaded, file, document, diskText, diskNewer);
+  }
+
+  private onDocumentChanged(event: vscode.TextDocumentChangeEvent): void {
+    if (event.contentChanges.length === 0) return;
+    const key = event.document.uri.toString();
+    const tracker = this.trackers.get(key);
+    if (!tracker) {
+      // Still reading from disk: start over once it is done, from the new text.
+      if (this.pending.has(key)) this.pending.delete(key);
+      return;
+    }
+    const wasStale = tracker.staleMessage !== undefined;
+    const before = tracker.map;
+    tracker.apply(event);
+    if (tracker.map !== before) {
+      this.changed.fire(event.document.uri);
+      if (wasStale !== (tracker.staleMessage !== undefined)) this.updateStatus();
+    }
+  }
+
+  updateStatus(): void {
+    const active = this.activeProfile;
+    if (this.profiles.length === 0) {
+      this.statusItem.hide();
+      return;
+    }
+    if (!active) {
+      this.statusItem.text = '$(flame) FlagOS: no annotations';
+      this.statusItem.tooltip = 'No profile annotates the editor. Click to choose one.';
+      this.statusItem.show();
+      return;
+    }
+    const editor = vscode.window.activeTextEditor;
+    const tracker = editor ? this.trackers.get(editor.document.uri.toString()) : undefined;
+    const stale = tracker?.staleMessage;
+    this.statusItem.text = `${stale ? '$(warning)' : '$(flame)'} FlagOS: ${active.label}`;
+    const level = active.index.exact ? 'exact call sites' : 'function level (the trace has no call sites)';
+    this.statusItem.tooltip = new vscode.MarkdownString(
+      `Annotations from **${escape(active.label)}** — ${level}.\n\n${escape(active.key)}${stale ? `\n\n$(warning) ${escape(stale)}` : ''}\n\nClick to switch profiles or clear the annotations.`,
+      true,
+    );
+    this.statusItem.show();
+  }
+
+  dispose(): void {
+    for (const d of this.disposables) d.dispose();
+  }
+}
+
+function escape(text: string): string {
+  return text.replace(/[\\`*_{}[\]()#+\-.!|<>]/g, '\\$&');
+}
+
+let annotations: EditorAnnotations | undefined;
+/** A profile loaded before activation finished wiring (cannot happen through commands; kept for safety). */
+let early: { profile: Profile; analysis: Analysis; label: string } | undefined;
+
+/**
+ * Shows a profile's device time in the editor (hovers, gutter heat, inline text, CodeLens) and makes it the
+ * profile the status bar names. Called by every feature that loads a profile.
+ */
+export function setActiveProfile(profile: Profile, analysis: Analysis, label?: string): void {
+  const name = label ?? path.basename(profile.path);
+  if (!annotations) {
+    early = { profile, analysis, label: name };
+    return;
+  }
+  annotations.setActive(profile, analysis, name);
+}
+
+/** The state, for the providers and tests inside the extension host. */
+export function editorAnnotations(): EditorAnnotations | undefined {
+  return annotations;
+}
+
+interface LineArgs {
+  file: string;
+  line: number;
+}
+
+interface FunctionArgs {
+  file: string;
+  function: string;
+}
+
+export function registerEditorAnnotations(context: vscode.ExtensionContext): void {
+  const state = new EditorAnnotations();
+  annotations = state;
+  context.subscriptions.push(state, { dispose: () => (annotations = undefined) });
+  registerEditorProviders(context, state);
+
+  const entryOf = (args: LineArgs | undefined): { loaded: LoadedProfile; entry: LineEntry } | undefined => {
+    const loaded = state.active;
+    if (!loaded || !args) return undefined;
+    const file = loaded.index.files.get(normalizePath(args.file));
+    const entry = file?.byLine.get(args.line);
+    return entry ? { loaded, entry } : undefined;
+  };
+
+  context.subscriptions.push(
+    vscode.commands.registerCommand('flagos.clearAnnotations', () => state.clear()),
+    vscode.commands.registerCommand('flagos.chooseAnnotationProfile', async () => {
+      type Item = vscode.QuickPickItem & { loaded?: LoadedProfile; clear?: boolean };
+      const items: Item[] = state.loaded.map((loaded) => ({
+        label: `${loaded === state.active ? '$(check) ' : ''}${loaded.label}`,
+        description: loaded.index.exact ? 'exact call sites' : 'function level',
+        detail: loaded.key,
+        loaded,
+      }));
+      if (items.length === 0) {
+        void vscode.window.showInformationMessage(
+          'No profile is loaded. Run "FlagOS: Profile Current File" or "FlagOS: Open Trace…".',
+        );
+        return;
+      }
+      items.push({ label: '', kind: vscode.QuickPickItemKind.Separator });
+      items.push({ label: '$(clear-all) Clear annotations', clear: true });
+      const picked = await vscode.window.showQuickPick(items, {
+        placeHolder: 'Profile that annotates the editor',
+      });
+      if (!picked) return;
+      if (picked.clear) state.clear();
+      else if (picked.loaded) state.select(picked.loaded);
+    }),
+    vscode.commands.registerCommand('flagos.showLineInTimeline', (args?: LineArgs) => {
+      const hit = entryOf(args);
+      if (!hit) return;
+      revealSlices(context, hit.loaded, hit.entry.slices);
+    }),
+    vscode.commands.registerCommand('flagos.showFunctionInTimeline', (args?: FunctionArgs) => {
+      const loaded = state.active;
+      if (!loaded || !args) return;
+      const file = loaded.index.files.get(normalizePath(args.file));
+      if (!file) return;
+      const slices = file.lines.filter((l) => l.function === args.function).flatMap((l) => [...l.slices]);
+      revealSlices(context, loaded, slices);
+    }),
+    vscode.commands.registerCommand('flagos.showLineKernels', async (args?: LineArgs) => {
+      const hit = entryOf(args);
+      if (!hit) return;
+      const { loaded, entry } = hit;
+      const { profile } = loaded;
+      type Item = vscode.QuickPickItem & { name: string };
+      const items: Item[] = entry.kernels.map((k) => ({
+        label: k.name,
+        description: `${k.count}× · ${(k.totalNs / 1e6).toFixed(3)} ms`,
+        name: k.name,
+      }));
+      const picked = await vscode.window.showQuickPick(items, {
+        placeHolder: `Kernels launched from line ${entry.line} — pick one to show it in the timeline`,
+        matchOnDescription: true,
+      });
+      if (!picked) return;
+      const slices = [...entry.kernelSlices].filter((d) => profile.nameOf(d) === picked.name);
+      revealSlices(context, loaded, slices);
+    }),
+  );
+
+  if (early) {
+    state.setActive(early.profile, early.analysis, early.label);
+    early = undefined;
+  }
+}

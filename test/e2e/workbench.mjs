@@ -1,0 +1,108 @@
+// Driving the VS Code workbench in Chromium: command palette, quick open, hovers, the status bar, webviews.
+import { chromium } from 'playwright-core';
+
+export const CHROMIUM_ARGS = [
+  '--no-sandbox',
+  '--disable-gpu',
+  '--disable-quic',
+  '--no-first-run',
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--disable-sync',
+];
+
+export async function launch(profileDir) {
+  return await chromium.launchPersistentContext(profileDir, {
+    executablePath: '/usr/bin/chromium',
+    headless: true,
+    viewport: { width: 1440, height: 900 },
+    args: CHROMIUM_ARGS,
+  });
+}
+
+/**
+ * Runs a command by its palette title. The palette lists what the extension host registered when it opened and
+ * does not refresh, so it is reopened until the command shows up as the focused row.
+ */
+export async function runCommand(page, title, { attempts = 30 } = {}) {
+  const input = page.locator('.quick-input-widget input.input');
+  for (let i = 1; i <= attempts; i++) {
+    await page.keyboard.press('F1');
+    await input.waitFor({ state: 'visible', timeout: 10_000 });
+    await input.fill('>' + title);
+    const row = page.locator('.quick-input-widget .monaco-list-row.focused', { hasText: title });
+    try {
+      await row.waitFor({ timeout: 2_000 });
+      await page.keyboard.press('Enter');
+      return i;
+    } catch {
+      await page.keyboard.press('Escape');
+      await page.waitForTimeout(500);
+    }
+  }
+  throw new Error(`command "${title}" never appeared in the command palette`);
+}
+
+/**
+ * Opens a workspace file (or brings its tab back) by clicking it in the Explorer: a click works wherever the
+ * keyboard focus is, even inside a webview that keeps key presses to itself.
+ */
+export async function openFile(page, name) {
+  const tab = page.locator('.tabs-container .tab', { hasText: name }).first();
+  if (await tab.isVisible().catch(() => false)) await tab.click();
+  else await page.locator('.explorer-folders-view .monaco-list-row', { hasText: name }).first().dblclick();
+  await page.locator('.tab.active', { hasText: name }).first().waitFor({ timeout: 15_000 });
+  // The keyboard focus must be in the text (a tab click or a double click in the Explorer gives it there).
+  const focused = page.locator('.part.editor .monaco-editor.focused').first();
+  if (
+    !(await focused.waitFor({ timeout: 3_000 }).then(
+      () => true,
+      () => false,
+    ))
+  ) {
+    const box = await page.locator('.part.editor .monaco-editor').first().boundingBox();
+    if (box) await page.mouse.click(box.x + box.width / 2, box.y + 10);
+    await focused.waitFor({ timeout: 10_000 });
+  }
+}
+
+/** Moves the cursor to a 1-based line (Go to Line), which also scrolls it into view. */
+export async function goToLine(page, line) {
+  await page.keyboard.press('Control+G');
+  const input = page.locator('.quick-input-widget input.input');
+  await input.waitFor({ state: 'visible', timeout: 10_000 });
+  await input.fill(`:${line}`);
+  await page.keyboard.press('Enter');
+  await page.waitForTimeout(300);
+}
+
+/** The rendered line of the active editor whose text contains `text` (it must be in view). */
+export function viewLine(page, text) {
+  return page.locator('.part.editor .monaco-editor .view-lines .view-line', { hasText: text }).first();
+}
+
+/** Hovers a word of a line and returns the hover widget's text once it shows `expect`. */
+export async function hoverWord(page, lineText, word, expect, timeoutMs = 15_000) {
+  const line = viewLine(page, lineText);
+  await line.waitFor({ timeout: 10_000 });
+  const span = line.locator('span span', { hasText: word }).first();
+  const hover = page.locator('.monaco-hover:not(.hidden)', { hasText: expect }).first();
+  const deadline = Date.now() + timeoutMs;
+  // The hover needs the mouse to arrive on the word; moving away and back again re-triggers it.
+  while (Date.now() < deadline) {
+    await page.mouse.move(5, 5);
+    await span.hover();
+    try {
+      await hover.waitFor({ state: 'visible', timeout: 3_000 });
+      return { text: await hover.innerText(), hover };
+    } catch {
+      // try again
+    }
+  }
+  throw new Error(`no hover with "${expect}" over "${word}" in line "${lineText}"`);
+}
+
+/** The webview's document, two iframes deep. */
+export function webviewFrame(page) {
+  return page.frameLocator('iframe.webview.ready').frameLocator('#active-frame');
+}

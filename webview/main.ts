@@ -193,14 +193,22 @@ class TimelineApp {
       count.textContent = `${formatCount(s.index + 1)} of ${formatCount(s.matches.length)}`;
     };
     let searchTimer: ReturnType<typeof setTimeout> | undefined;
+    let pending = false;
     searchBox.addEventListener('input', () => {
       clearTimeout(searchTimer);
-      searchTimer = setTimeout(runSearch, 150);
+      pending = true;
+      searchTimer = setTimeout(() => {
+        pending = false;
+        runSearch();
+      }, 150);
     });
     searchBox.addEventListener('keydown', (event) => {
       if (event.key !== 'Enter') return;
       clearTimeout(searchTimer);
-      if (!this.search || this.search.matches.length === 0) runSearch();
+      const stale = pending;
+      pending = false;
+      // A search still pending for the latest keystrokes must run first, or Enter would step through stale matches.
+      if (!this.search || this.search.matches.length === 0 || stale) runSearch();
       step(event.shiftKey ? -1 : 1);
       event.preventDefault();
     });

@@ -158,14 +158,24 @@ def collect_sites(profiler, torch_module, script):
     sites = {}
     ops = 0
     stack = [(root, ()) for root in reversed(tree)]
+    skipped = 0
     while stack:
         node, chain = stack.pop()
-        tag = node.tag
+        try:
+            tag = node.tag
+        except Exception:
+            # torch can fail to convert a node (UnicodeDecodeError on its name): lose that node, not every site.
+            skipped += 1
+            continue
         if tag == torch_op:
             ops += 1
-            if chain:
-                sites[node.correlation_id] = chain
-            children = node.children
+            try:
+                if chain:
+                    sites[node.correlation_id] = chain
+                children = node.children
+            except Exception:
+                skipped += 1
+                continue
             if children:
                 stack.extend((child, chain) for child in reversed(children))
             continue
@@ -183,7 +193,11 @@ def collect_sites(profiler, torch_module, script):
                 frames[key] = frame
             if frame is not None:
                 chain = (frame,) + chain
-        children = node.children
+        try:
+            children = node.children
+        except Exception:
+            skipped += 1
+            continue
         if not children:
             continue
         overrides = None
@@ -199,7 +213,10 @@ def collect_sites(profiler, torch_module, script):
             )
         else:
             stack.extend((child, chain) for child in reversed(children))
-    return sites, {"ops": ops, "withSite": len(sites)}
+    counts = {"ops": ops, "withSite": len(sites)}
+    if skipped:
+        counts["nodesSkipped"] = skipped
+    return sites, counts
 
 
 def write_sites(stream, sites):

@@ -1,10 +1,9 @@
 import { writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { parseArgs } from 'node:util';
 import { BaselineError, deriveBaseline } from '../analysis/checks';
 import { ImportError, importTrace } from '../import/kineto';
 import type { CliCommand } from './commands';
-import { UserError } from './errors';
+import { UserError, parseCommandArgs } from './errors';
 
 const USAGE = 'usage: flagprof baseline TRACE... --out FILE';
 
@@ -12,12 +11,7 @@ export const baselineCommand: CliCommand = {
   synopsis:
     'baseline TRACE... --out FILE   derive a structural baseline (categories, args keys) from traces you trust',
   async run(argv) {
-    let parsed;
-    try {
-      parsed = parseArgs({ args: argv, allowPositionals: true, options: { out: { type: 'string' } } });
-    } catch (error) {
-      throw new UserError(`${(error as Error).message}\n${USAGE}`);
-    }
+    const parsed = parseCommandArgs(argv, { out: { type: 'string' } }, USAGE);
     const traces = parsed.positionals;
     const out = parsed.values.out;
     if (traces.length === 0 || !out) throw new UserError(USAGE);

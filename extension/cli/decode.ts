@@ -1,9 +1,8 @@
-import { parseArgs } from 'node:util';
 import { AddonLoadError, type DecodedCapture } from '../import/addon';
 import { decodeCaptureFile } from '../import/capture';
 import { ImportError } from '../import/errors';
 import type { CliCommand } from './commands';
-import { UserError } from './errors';
+import { UserError, parseCommandArgs } from './errors';
 
 const KIND_NAMES = ['kernel', 'memcpy', 'memset', 'runtime', 'driver'];
 
@@ -82,12 +81,11 @@ export const decodeCommand: CliCommand = {
   synopsis:
     'decode CAPTURE.fpc [--json]   the device events, counts and diagnostics of an agent-mode capture',
   async run(argv) {
-    let parsed;
-    try {
-      parsed = parseArgs({ args: argv, allowPositionals: true, options: { json: { type: 'boolean' } } });
-    } catch (error) {
-      throw new UserError((error as Error).message);
-    }
+    const parsed = parseCommandArgs(
+      argv,
+      { json: { type: 'boolean' } },
+      'usage: flagprof decode CAPTURE.fpc [--json]',
+    );
     const [file, ...extra] = parsed.positionals;
     if (!file || extra.length > 0) throw new UserError('usage: flagprof decode CAPTURE.fpc [--json]');
     let capture: DecodedCapture;

@@ -1,11 +1,10 @@
 import { readFileSync } from 'node:fs';
-import { parseArgs } from 'node:util';
 import { bringupFromLog, loadBringup } from '../bringup/load';
 import { findSessionFiles, isSessionFolder } from '../bringup/session';
 import type { BringupModel } from '../bringup/load';
 import type { Diagnostic } from '../bringup/types';
 import type { CliCommand } from './commands';
-import { UserError } from './errors';
+import { UserError, parseCommandArgs } from './errors';
 
 const USAGE = 'usage: flagprof diagnostics SESSION|LOG [--json] [--all]';
 
@@ -64,16 +63,7 @@ function renderDiagnostics(model: BringupModel, all: boolean): string {
 export const diagnosticsCommand: CliCommand = {
   synopsis: 'diagnostics SESSION|LOG [--json] [--all]   FLAGOS_TRACE lines as structured diagnostics',
   async run(argv) {
-    let parsed;
-    try {
-      parsed = parseArgs({
-        args: argv,
-        allowPositionals: true,
-        options: { json: { type: 'boolean' }, all: { type: 'boolean' } },
-      });
-    } catch (error) {
-      throw new UserError(`${(error as Error).message}\n${USAGE}`);
-    }
+    const parsed = parseCommandArgs(argv, { json: { type: 'boolean' }, all: { type: 'boolean' } }, USAGE);
     const [target, ...extra] = parsed.positionals;
     if (!target || extra.length > 0) throw new UserError(USAGE);
     let model: BringupModel;

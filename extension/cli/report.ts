@@ -1,12 +1,11 @@
 import { statSync, writeFileSync } from 'node:fs';
 import * as path from 'node:path';
-import { parseArgs } from 'node:util';
 import { analyze } from '../analysis/analyze';
 import { memoryBudgetProblem } from '../timeline/budget';
 import { encodeTimelineBuffer } from '../timeline/encode';
 import { buildReportHtml, loadWebviewBundle } from '../timeline/report';
 import type { CliCommand } from './commands';
-import { UserError } from './errors';
+import { UserError, parseCommandArgs } from './errors';
 import { loadProfileArgument } from './summary';
 
 const USAGE = 'usage: flagprof report TRACE|SESSION --out report.html';
@@ -14,16 +13,7 @@ const USAGE = 'usage: flagprof report TRACE|SESSION --out report.html';
 export const reportCommand: CliCommand = {
   synopsis: 'report TRACE|SESSION --out FILE.html   the timeline as one self-contained HTML file',
   async run(argv) {
-    let parsed;
-    try {
-      parsed = parseArgs({
-        args: argv,
-        allowPositionals: true,
-        options: { out: { type: 'string', short: 'o' } },
-      });
-    } catch (error) {
-      throw new UserError((error as Error).message);
-    }
+    const parsed = parseCommandArgs(argv, { out: { type: 'string', short: 'o' } }, USAGE);
     const [target, ...extra] = parsed.positionals;
     const out = parsed.values.out;
     if (!target || extra.length > 0 || !out) throw new UserError(USAGE);

@@ -1,11 +1,10 @@
 import { statSync } from 'node:fs';
-import { parseArgs } from 'node:util';
 import { analyze } from '../analysis/analyze';
 import { buildSummary, type SummaryJson } from '../analysis/summary';
 import { ImportError, importTrace } from '../import/kineto';
 import type { Profile } from '../model/profile';
 import type { CliCommand } from './commands';
-import { UserError } from './errors';
+import { UserError, parseCommandArgs } from './errors';
 import { formatTable, formatUs } from './format';
 
 /** Loads a trace file, or a session folder written by the capture agent (trace plus exact call sites). */
@@ -31,16 +30,11 @@ export async function loadProfileArgument(target: string): Promise<Profile> {
 export const summaryCommand: CliCommand = {
   synopsis: 'summary TRACE|SESSION [--json] [--top N]   ops, kernels and source lines by device time',
   async run(argv) {
-    let parsed;
-    try {
-      parsed = parseArgs({
-        args: argv,
-        allowPositionals: true,
-        options: { json: { type: 'boolean' }, top: { type: 'string' } },
-      });
-    } catch (error) {
-      throw new UserError((error as Error).message);
-    }
+    const parsed = parseCommandArgs(
+      argv,
+      { json: { type: 'boolean' }, top: { type: 'string' } },
+      'usage: flagprof summary TRACE|SESSION [--json] [--top N]',
+    );
     const [target, ...extra] = parsed.positionals;
     if (!target || extra.length > 0)
       throw new UserError('usage: flagprof summary TRACE|SESSION [--json] [--top N]');

@@ -103,7 +103,9 @@ export async function loadSession(dir: string): Promise<Profile> {
         });
       }
     } catch (error) {
-      profile.warnings.push({ message: `${SESSION_FILES.capture} was not decoded: ${(error as Error).message}` });
+      profile.warnings.push({
+        message: `${SESSION_FILES.capture} was not decoded: ${(error as Error).message}`,
+      });
     }
   }
   return profile;

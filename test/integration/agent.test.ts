@@ -6,14 +6,9 @@ import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { analyze } from '../../extension/analysis/analyze';
+import { readSites } from '../../extension/analysis/sites';
 import { loadSession } from '../../extension/capture/session';
 import { launch, PYTHON, readJson, requirePython, SCRIPTS, tempDir } from './agent-helpers';
-
-interface Frame {
-  file: string;
-  line: number;
-  function: string;
-}
 
 beforeAll(() => requirePython());
 
@@ -70,8 +65,7 @@ describe('capture agent: running the script', () => {
     const { result, stdout, dir } = await launch('uses_sibling.py', { cwd: tempDir('cwd') });
     expect(result.exitCode).toBe(0);
     expect(stdout).toContain('sibling 6.0');
-    const sites = readJson<{ version: number; sites: Record<string, Frame[]> }>(path.join(dir, 'sites.json'));
-    const chains = Object.values(sites.sites);
+    const chains = [...(await readSites(path.join(dir, 'sites.json'))).values()];
     expect(
       chains.some(
         (chain) =>
@@ -89,10 +83,9 @@ describe('capture agent: exact call sites', () => {
     const { result, dir } = await launch('softmax_site.py');
     expect(result.exitCode).toBe(0);
     const script = path.join(SCRIPTS, 'softmax_site.py');
-    const sites = readJson<{ version: number; sites: Record<string, Frame[]> }>(path.join(dir, 'sites.json'));
-    expect(sites.version).toBe(1);
+    expect(readJson<{ version: number }>(path.join(dir, 'sites.json')).version).toBe(2);
     // Every frame is the user's own file: no torch, standard library, <frozen ...> or agent frames.
-    for (const chain of Object.values(sites.sites)) {
+    for (const chain of (await readSites(path.join(dir, 'sites.json'))).values()) {
       for (const frame of chain) expect(frame.file).toBe(script);
     }
 

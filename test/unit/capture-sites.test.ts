@@ -32,9 +32,35 @@ describe('sites.json', () => {
     expect(sites.get(17)?.[1]).toEqual({ file: '/w/train.py', line: 50, function: 'main' });
   });
 
+  it('version 2: each chain once, ops as (External id, chain index) pairs sharing it', () => {
+    const sites = parseSites(
+      {
+        version: 2,
+        chains: [
+          [{ file: '/w/train.py', line: 12, function: 'forward' }],
+          [
+            { file: '/w/model.py', line: 30, function: 'attention' },
+            { file: '/w/train.py', line: 50, function: 'main' },
+          ],
+        ],
+        sites: [0, 0, 17, 1, 18, 1],
+      },
+      'sites.json',
+    );
+    expect([...sites.keys()]).toEqual([0, 17, 18]);
+    expect(sites.get(17)?.[1]).toEqual({ file: '/w/train.py', line: 50, function: 'main' });
+    expect(sites.get(18)).toBe(sites.get(17));
+  });
+
   it.each([
     [[], 'expected a JSON object'],
-    [{ version: 2, sites: {} }, 'unsupported version 2'],
+    [{ version: 3, sites: {} }, 'unsupported version 3'],
+    [{ version: 2, chains: {}, sites: [] }, '"chains" must be an array'],
+    [
+      { version: 2, chains: [[]], sites: [1] },
+      '"sites" must be a flat array of External id, chain index pairs',
+    ],
+    [{ version: 2, chains: [[]], sites: [1, 4] }, 'sites[1]: 4 is not a chain index'],
     [{ version: 1, sites: [] }, '"sites" must be an object'],
     [{ version: 1, sites: { abc: [] } }, 'site key "abc" is not an External id'],
     [{ version: 1, sites: { '-1': [] } }, 'site key "-1" is not an External id'],

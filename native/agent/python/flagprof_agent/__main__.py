@@ -122,12 +122,27 @@ def choose_mode(requested, build, session_dir):
         device_reason = "torch is not installed"
     else:
         device_reason = "requested"
+    if requested == "auto" and not accelerator_devices():
+        # A vendor library can load on a machine with no device (a CUDA toolkit without a GPU): arming it there only
+        # fails at start and fills the log with errors, so auto mode does not try. --mode agent still can.
+        return "cpu", "%s, and no accelerator device node was found (%s)" % (device_reason, ", ".join(DEVICE_NODES)), None
     handle, failure = open_native(session_dir)
     if handle is not None:
         return "agent", device_reason + "; the native agent loaded", handle
     if requested == "agent":
         return "cpu", "agent mode unavailable (%s); fell back to CPU-only profiling" % failure, None
     return "cpu", "%s, and the native agent is unavailable (%s)" % (device_reason, failure), None
+
+
+# Device nodes of the accelerators the tracer family serves: NVIDIA (and CUPTI-compatible PPU), AMD/DCU (KFD),
+# Ascend, MetaX, MUSA, GCU.
+DEVICE_NODES = ("/dev/nvidia[0-9]*", "/dev/kfd", "/dev/davinci[0-9]*", "/dev/mxcd", "/dev/mtgpu*", "/dev/gcu*")
+
+
+def accelerator_devices():
+    import glob
+
+    return [path for pattern in DEVICE_NODES for path in glob.glob(pattern)]
 
 
 def open_native(session_dir):

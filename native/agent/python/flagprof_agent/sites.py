@@ -220,19 +220,29 @@ def collect_sites(profiler, torch_module, script):
 
 
 def write_sites(stream, sites):
-    """sites.json: {"version": 1, "sites": {"<External id>": [frame, ...innermost first]}}.
+    """sites.json, version 2: {"version": 2, "chains": [[frame, ...innermost first], ...],
+    "sites": [External id, chain index, External id, chain index, ...]}.
 
-    Ops under one caller share one chain tuple, so each chain is serialised once and reused.
+    Ops under one caller share one chain tuple, so each chain is written once and every op costs a few bytes: a
+    long run with millions of ops stays small enough to read back whole.
     """
-    encoded = {}
-    dumps = json.dumps
-    stream.write('{"version":1,"sites":{')
-    first = True
+    index = {}
+    chains = []
+    pairs = []
     for external_id, chain in sites.items():
-        text = encoded.get(id(chain))
-        if text is None:
-            text = dumps(list(chain[:MAX_FRAMES]), separators=(",", ":"))
-            encoded[id(chain)] = text
-        stream.write(('"%d":%s' if first else ',"%d":%s') % (external_id, text))
-        first = False
-    stream.write("}}\n")
+        at = index.get(id(chain))
+        if at is None:
+            at = len(chains)
+            index[id(chain)] = at
+            chains.append(list(chain[:MAX_FRAMES]))
+        pairs.append(external_id)
+        pairs.append(at)
+    stream.write('{"version":2,"chains":')
+    json.dump(chains, stream, separators=(",", ":"))
+    stream.write(',"sites":[')
+    step = 1 << 16
+    for start in range(0, len(pairs), step):
+        if start:
+            stream.write(",")
+        stream.write(",".join(map(str, pairs[start : start + step])))
+    stream.write("]}\n")

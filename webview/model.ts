@@ -10,22 +10,10 @@ import type {
   TimelineTrack,
 } from '../extension/protocol';
 import { LaneLod } from './lod';
+import { SLICE_KIND_NAMES } from '../extension/model/profile';
 
-/** Mirrors SliceKind in extension/model/profile.ts (a const enum there; the webview keeps its own copy). */
-export const KIND_NAMES = [
-  'cpu_op',
-  'python_function',
-  'user_annotation',
-  'runtime',
-  'driver',
-  'kernel',
-  'memcpy',
-  'memset',
-  'gpu_annotation',
-  'sync',
-  'instant',
-  'other',
-] as const;
+/** Slice kind names, indexed by the SliceKind values the payload's kind column carries. */
+export const KIND_NAMES = SLICE_KIND_NAMES;
 export const KIND_KERNEL = 5;
 export const KIND_MEMCPY = 6;
 export const KIND_MEMSET = 7;

@@ -4,53 +4,22 @@
 // "FlagOS: Run Parity Workload" on cpu with the project's Python and checks the new session is shown.
 // Screenshots go to test-artifacts/e2e-bringup/. Needs scripts/install-e2e.sh and .venv (scripts/setup-python.sh).
 import { execFileSync } from 'node:child_process';
-import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { build } from 'esbuild';
 import { freePort, prepare, start, stop, waitHealthy } from './codeServer.mjs';
 import { launch, runCommand } from './workbench.mjs';
+import { createSteps } from './steps.mjs';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 const artifacts = path.join(root, 'test-artifacts', 'e2e-bringup');
 const timeoutS = Number(process.env.E2E_TIMEOUT_S ?? 600);
 const python = path.join(root, '.venv', 'bin', 'python');
-const t0 = Date.now();
-const results = [];
-const log = (message) => console.log(`[${((Date.now() - t0) / 1000).toFixed(1).padStart(6)}s] ${message}`);
+const steps = createSteps(root, artifacts);
+const { results, log, screenshot, step, commandTitle } = steps;
 let page;
-let shot = 0;
-
-async function screenshot(name) {
-  if (!page) return;
-  const file = path.join(artifacts, `${String(++shot).padStart(2, '0')}-${name}.png`);
-  await page.screenshot({ path: file }).catch(() => {});
-  log(`  screenshot ${path.relative(root, file)}`);
-}
-
-async function step(name, body) {
-  const started = Date.now();
-  try {
-    const detail = await body();
-    results.push({ step: name, ok: true, seconds: (Date.now() - started) / 1000, detail });
-    log(`PASS ${name}${detail ? ` — ${detail}` : ''}`);
-  } catch (error) {
-    const message =
-      error instanceof Error ? error.message.split('\n').slice(0, 4).join(' | ') : String(error);
-    results.push({ step: name, ok: false, seconds: (Date.now() - started) / 1000, detail: message });
-    log(`FAIL ${name} — ${message}`);
-    await screenshot(`failed-${name.replace(/[^a-z0-9]+/gi, '-').toLowerCase()}`);
-    throw error;
-  }
-}
-
-function commandTitle(id) {
-  const manifest = JSON.parse(readFileSync(path.join(root, 'package.json'), 'utf8'));
-  const command = manifest.contributes.commands.find((c) => c.command === id);
-  if (!command) throw new Error(`package.json contributes no command ${id}`);
-  return command.category ? `${command.category}: ${command.title}` : command.title;
-}
 
 /** The test fixture builder (TypeScript) bundled on the fly, so the e2e session is the unit tests' broken trace. */
 async function fixtureModule(scratch) {
@@ -117,7 +86,7 @@ const watchdog = setTimeout(async () => {
   results.push({ step: 'time limit', ok: false, detail: `over ${timeoutS} s` });
   await context?.close().catch(() => {});
   await stop(codeServer);
-  writeFileSync(path.join(artifacts, 'results.json'), JSON.stringify(results, null, 2));
+  steps.writeResults();
   process.exit(1);
 }, timeoutS * 1000);
 
@@ -178,6 +147,7 @@ try {
 
   context = await launch(path.join(scratch, 'chromium'));
   page = context.pages()[0] ?? (await context.newPage());
+  steps.setPage(page);
   page.on('pageerror', (e) => log(`  [pageerror] ${e.message.slice(0, 200)}`));
 
   await step('open the workspace', async () => {
@@ -272,7 +242,7 @@ try {
   await stop(codeServer);
   if (existsSync(path.join(state, 'code-server.log')))
     cpSync(path.join(state, 'code-server.log'), path.join(artifacts, 'code-server.log'));
-  writeFileSync(path.join(artifacts, 'results.json'), JSON.stringify(results, null, 2));
+  steps.writeResults();
   rmSync(scratch, { recursive: true, force: true });
   const passed = results.filter((r) => r.ok).length;
   log(`${passed}/${results.length} steps passed; artifacts in ${path.relative(root, artifacts)}/`);

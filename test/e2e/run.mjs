@@ -13,6 +13,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { freePort, prepare, start, stop, waitHealthy } from './codeServer.mjs';
 import { goToLine, hoverWord, launch, openFile, runCommand, viewLine, webviewFrame } from './workbench.mjs';
+import { createSteps } from './steps.mjs';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 const artifacts = path.join(root, 'test-artifacts', 'e2e');
@@ -25,42 +26,9 @@ const HOVER_LINE_TEXT = 'scores = torch.matmul(q, k.transpose(-2, -1))';
 const HOVER_WORD = 'matmul';
 const EXPECTED_OP = 'aten::matmul';
 
-const t0 = Date.now();
-const results = [];
-const log = (message) => console.log(`[${((Date.now() - t0) / 1000).toFixed(1).padStart(6)}s] ${message}`);
+const steps = createSteps(root, artifacts);
+const { results, log, screenshot, step, commandTitle } = steps;
 let page;
-let shot = 0;
-
-async function screenshot(name) {
-  if (!page) return;
-  const file = path.join(artifacts, `${String(++shot).padStart(2, '0')}-${name}.png`);
-  await page.screenshot({ path: file }).catch(() => {});
-  log(`  screenshot ${path.relative(root, file)}`);
-}
-
-async function step(name, body) {
-  const started = Date.now();
-  try {
-    const detail = await body();
-    results.push({ step: name, ok: true, seconds: (Date.now() - started) / 1000, detail });
-    log(`PASS ${name}${detail ? ` — ${detail}` : ''}`);
-  } catch (error) {
-    const message = error instanceof Error ? error.message.split('\n')[0] : String(error);
-    results.push({ step: name, ok: false, seconds: (Date.now() - started) / 1000, detail: message });
-    log(`FAIL ${name} — ${message}`);
-    if (error instanceof Error && error.message.includes('\n'))
-      console.log(error.message.split('\n').slice(0, 12).join('\n'));
-    await screenshot(`failed-${name.replace(/[^a-z0-9]+/gi, '-').toLowerCase()}`);
-    throw error;
-  }
-}
-
-function commandTitle(id) {
-  const manifest = JSON.parse(readFileSync(path.join(root, 'package.json'), 'utf8'));
-  const command = manifest.contributes.commands.find((c) => c.command === id);
-  if (!command) throw new Error(`package.json contributes no command ${id}`);
-  return command.category ? `${command.category}: ${command.title}` : command.title;
-}
 
 rmSync(artifacts, { recursive: true, force: true });
 mkdirSync(artifacts, { recursive: true });
@@ -73,7 +41,7 @@ const watchdog = setTimeout(async () => {
   results.push({ step: 'time limit', ok: false, detail: `over ${timeoutS} s` });
   await context?.close().catch(() => {});
   await stop(codeServer);
-  writeFileSync(path.join(artifacts, 'results.json'), JSON.stringify(results, null, 2));
+  steps.writeResults();
   process.exit(1);
 }, timeoutS * 1000);
 
@@ -134,6 +102,7 @@ try {
   const browserProfile = path.join(scratch, 'chromium');
   context = await launch(browserProfile);
   page = context.pages()[0] ?? (await context.newPage());
+  steps.setPage(page);
   page.on('pageerror', (e) => log(`  [pageerror] ${e.message.slice(0, 200)}`));
   // The workbench's console carries extension activation errors: kept for diagnosis.
   const consoleLines = [];
@@ -328,7 +297,7 @@ try {
     cpSync(path.join(state, 'code-server.log'), path.join(artifacts, 'code-server.log'));
   const hostLogs = path.join(state, 'user-data', 'logs');
   if (existsSync(hostLogs)) cpSync(hostLogs, path.join(artifacts, 'logs'), { recursive: true });
-  writeFileSync(path.join(artifacts, 'results.json'), JSON.stringify(results, null, 2));
+  steps.writeResults();
   rmSync(scratch, { recursive: true, force: true });
   const passed = results.filter((r) => r.ok).length;
   log(`${passed}/${results.length} steps passed; artifacts in ${path.relative(root, artifacts)}/`);

@@ -10,42 +10,19 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { freePort, prepare, start, stop, waitHealthy } from './codeServer.mjs';
 import { launch, runCommand, webviewFrame } from './workbench.mjs';
+import { createSteps } from './steps.mjs';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 const traces = path.resolve(root, '../shared/traces');
 const artifacts = path.join(root, 'test-artifacts', 'e2e-timeline');
 const timeoutS = Number(process.env.E2E_TIMEOUT_S ?? 600);
-const t0 = Date.now();
-const results = [];
-const log = (message) => console.log(`[${((Date.now() - t0) / 1000).toFixed(1).padStart(6)}s] ${message}`);
+const steps = createSteps(root, artifacts);
+const { results, log, screenshot, step } = steps;
 let page;
-let shot = 0;
 
 // A kernel of tracelens_h100_bert_small and the op that launches it.
 const KERNEL = 'indexSelectLargeIndex';
 const LAUNCHING_OP = 'aten::index_select';
-
-async function screenshot(name) {
-  if (!page) return;
-  const file = path.join(artifacts, `${String(++shot).padStart(2, '0')}-${name}.png`);
-  await page.screenshot({ path: file }).catch(() => {});
-  log(`  screenshot ${path.relative(root, file)}`);
-}
-
-async function step(name, body) {
-  const started = Date.now();
-  try {
-    const detail = await body();
-    results.push({ step: name, ok: true, seconds: (Date.now() - started) / 1000, detail });
-    log(`PASS ${name}${detail ? ` — ${detail}` : ''}`);
-  } catch (error) {
-    const message = error instanceof Error ? error.message.split('\n')[0] : String(error);
-    results.push({ step: name, ok: false, seconds: (Date.now() - started) / 1000, detail: message });
-    log(`FAIL ${name} — ${message}`);
-    await screenshot(`failed-${name.replace(/[^a-z0-9]+/gi, '-').toLowerCase()}`);
-    throw error;
-  }
-}
 
 /** Opens a workspace file with Quick Open and waits for its tab (a custom editor: no text lines to wait for). */
 async function quickOpen(name) {
@@ -106,7 +83,7 @@ const watchdog = setTimeout(async () => {
   results.push({ step: 'time limit', ok: false, detail: `over ${timeoutS} s` });
   await context?.close().catch(() => {});
   await stop(codeServer);
-  writeFileSync(path.join(artifacts, 'results.json'), JSON.stringify(results, null, 2));
+  steps.writeResults();
   process.exit(1);
 }, timeoutS * 1000);
 
@@ -160,6 +137,7 @@ try {
 
   context = await launch(path.join(scratch, 'chromium'));
   page = context.pages()[0] ?? (await context.newPage());
+  steps.setPage(page);
   page.on('pageerror', (e) => log(`  [pageerror] ${e.message.slice(0, 200)}`));
 
   await step('open the traces folder in the workbench', async () => {
@@ -233,7 +211,7 @@ try {
   // The extension host's own log says why an editor did not resolve.
   if (existsSync(path.join(state, 'user-data', 'logs')))
     cpSync(path.join(state, 'user-data', 'logs'), path.join(artifacts, 'logs'), { recursive: true });
-  writeFileSync(path.join(artifacts, 'results.json'), JSON.stringify(results, null, 2));
+  steps.writeResults();
   rmSync(scratch, { recursive: true, force: true });
   const passed = results.filter((r) => r.ok).length;
   log(`${passed}/${results.length} steps passed; artifacts in ${path.relative(root, artifacts)}/`);

@@ -5,6 +5,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cmath>
 #include <cstring>
@@ -144,7 +145,9 @@ Napi::Value DecodeCapture(const Napi::CallbackInfo& info) {
 
   DecodedCapture capture;
   std::string error;
-  if (!flagprof::decodeCapture(file.data(), file.size(), capture, error)) {
+  flagprof::DecodeOptions options;
+  options.recordLocations = wantArgs;
+  if (!flagprof::decodeCapture(file.data(), file.size(), capture, error, options)) {
     throw Napi::Error::New(env, path + ": " + error);
   }
 
@@ -177,21 +180,29 @@ Napi::Value DecodeCapture(const Napi::CallbackInfo& info) {
   result.Set("calibration", calibration);
 
   if (wantArgs) {
-    // Each event's metadata as JSON text, back to back in one UTF-8 buffer; event i is
-    // bytes[offsets[i], offsets[i + 1]).
-    std::string args;
-    args.reserve(n * 160);
-    Napi::Float64Array offsets = Napi::Float64Array::New(env, n + 1);
+    // Each event's metadata as JSON text, back to back in one UTF-8 column; event i is
+    // bytes[offsets[i], offsets[i + 1]). Both columns are handed over without copying.
+    flagprof::Column<uint8_t> bytes;
+    flagprof::Column<double> offsets;
+    bytes.reserve(n * 160 + 64);
+    offsets.resize(n + 1);
+    flagprof::populate(offsets.data(), offsets.data() + offsets.size());
+    std::string one;
+    size_t populated = 0;
     for (size_t i = 0; i < n; ++i) {
-      offsets[i] = double(args.size());
-      flagprof::appendEventArgsJson(args, capture, i, file.data());
+      if (bytes.size() + 4096 > populated && bytes.capacity() > populated) {
+        populated = std::min(bytes.capacity(), bytes.size() + (size_t(16) << 20));
+        flagprof::populate(bytes.data() + bytes.size(), bytes.data() + populated);
+      }
+      offsets[i] = double(bytes.size());
+      one.clear();
+      flagprof::appendEventArgsJson(one, capture, i, file.data());
+      bytes.insert(bytes.end(), one.begin(), one.end());
     }
-    offsets[n] = double(args.size());
-    Napi::Uint8Array bytes = Napi::Uint8Array::New(env, args.size());
-    if (!args.empty()) std::memcpy(bytes.Data(), args.data(), args.size());
+    offsets[n] = double(bytes.size());
     Napi::Object argsObject = Napi::Object::New(env);
-    argsObject.Set("bytes", bytes);
-    argsObject.Set("offsets", offsets);
+    argsObject.Set("bytes", adoptColumn<Napi::Uint8Array>(env, std::move(bytes)));
+    argsObject.Set("offsets", adoptColumn<Napi::Float64Array>(env, std::move(offsets)));
     result.Set("args", argsObject);
   }
 

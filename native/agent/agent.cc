@@ -4,11 +4,13 @@
 // and registers the buffer callbacks (they must precede the first device context) and arms only the device
 // kinds. RUNTIME and EXTERNAL_CORRELATION are armed at start() (arming them at load slowed a launch-bound
 // workload by 22%). Each completed buffer is copied, records verbatim plus the strings they point to, into
-// one crc-protected frame of the .fpc file while the buffer is still alive. API names are resolved after the
+// one crc-protected frame of the .fpc file while the buffer is still alive (on the vendor's delivery thread, so
+// the launching thread pays only the vendor's own recording). API names are resolved after the
 // final flush, never inside a buffer callback (some vendors deadlock there).
 #include <dlfcn.h>
 #include <fcntl.h>
 #include <sys/stat.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -54,6 +56,10 @@ struct Cupti {
 constexpr uint32_t kFlushForced = 1;       // CUPTI_ACTIVITY_FLAG_FLUSH_FORCED
 constexpr int kThreadIdSystem = 1;         // CUPTI_ACTIVITY_THREAD_ID_TYPE_SYSTEM: matches Kineto's tids
 constexpr size_t kBufferSize = 8u << 20;
+// Buffers written at load so the vendor never fills fresh pages on a launching thread: it delivers buffers on
+// its own thread, so one is always in flight while the next fills; two cover that, and reuse covers the rest.
+constexpr size_t kWarmBuffers = 2;
+constexpr size_t kPooledBuffers = 4;
 constexpr size_t kSeenIds = 4096;
 
 struct State {
@@ -74,7 +80,7 @@ struct State {
   // outside the capture window anyway, so a loaded-but-idle agent costs only the vendor's own recording.
   std::atomic<bool> copying{false};
   std::mutex poolMutex;
-  std::vector<void*> pool;  // completed buffers, reused: fresh pages cost a fault each
+  std::vector<void*> pool;  // completed buffers, reused: the first write to a fresh page costs a fault
   std::atomic<bool> warnedLayout{false}, warnedBound{false}, warnedAlloc{false};
   std::atomic<uint64_t> kernels{0}, memcpys{0}, memsets{0}, runtimes{0}, drivers{0}, externals{0}, devices{0};
   std::atomic<uint64_t> dropped{0}, rejected{0};
@@ -128,6 +134,60 @@ void emitFrame(uint32_t type, const std::string& payload) {
   writeFrameLocked(s, frame);
 }
 
+// writeFrameLocked for a frame in pieces: one writev(), so the same whole-or-truncated guarantee holds.
+void writeFrameLocked(State& s, iovec* iov, int count) {
+  if (s.fd < 0) {
+    for (int i = 0; i < count; ++i) s.pending.append(static_cast<const char*>(iov[i].iov_base), iov[i].iov_len);
+    return;
+  }
+  while (count > 0) {
+    ssize_t n = ::writev(s.fd, iov, count);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) break;
+    size_t done = size_t(n);
+    while (count > 0 && done >= iov->iov_len) {
+      done -= iov->iov_len;
+      ++iov;
+      --count;
+    }
+    if (count > 0) {
+      iov->iov_base = static_cast<char*>(iov->iov_base) + done;
+      iov->iov_len -= done;
+    }
+  }
+}
+
+// A growable byte buffer that keeps its capacity across completions and appends without zero-filling first.
+// Allocation failure is reported, never thrown: this runs inside the vendor's C callback.
+struct Bytes {
+  char* data = nullptr;
+  size_t size = 0, capacity = 0;
+  ~Bytes() { free(data); }
+  void clear() { size = 0; }
+  bool reserve(size_t n) {
+    if (n <= capacity) return true;
+    size_t c = capacity ? capacity : 4096;
+    while (c < n) c *= 2;
+    char* p = static_cast<char*>(realloc(data, c));
+    if (p == nullptr) return false;
+    data = p;
+    capacity = c;
+    return true;
+  }
+  char* grow(size_t n) {  // room for n more bytes, for the caller to fill; nullptr when memory is short
+    if (size + n > capacity && !reserve(size + n)) return nullptr;
+    char* p = data + size;
+    size += n;
+    return p;
+  }
+  bool put32(uint32_t v) { return append(&v, 4); }
+  bool append(const void* p, size_t n) {
+    char* out = grow(n);
+    if (out) std::memcpy(out, p, n);
+    return out != nullptr;
+  }
+};
+
 // A diagnostic: one stderr line (gated ones only with FLAGOS_TRACE on) and the same line as a structured frame.
 void diagnostic(const char* code, bool gated, bool warning, const char* fmt, ...) {
   State& s = state();
@@ -169,7 +229,10 @@ void calibrate(uint32_t phase) {
 }
 
 void markSeen(std::atomic<uint64_t>* bits, uint32_t id) {
-  if (id < kSeenIds) bits[id / 64].fetch_or(1ull << (id % 64), std::memory_order_relaxed);
+  if (id >= kSeenIds) return;
+  const uint64_t bit = 1ull << (id % 64);
+  // Almost always already set: a plain load spares the locked read-modify-write per record.
+  if (!(bits[id / 64].load(std::memory_order_relaxed) & bit)) bits[id / 64].fetch_or(bit, std::memory_order_relaxed);
 }
 
 void layoutWarning(const char* what) {
@@ -210,17 +273,25 @@ void bufferCompleted(void* context, uint32_t streamId, uint8_t* buffer, size_t /
   State& s = state();
   diagnostic("C14", true, false, "[flagos] CUPTI bufferCompleted callback invoked, validSize=%zu", validSize);
   const bool capturing = s.fd >= 0 && s.copying.load(std::memory_order_acquire);  // device records always kept
-  thread_local std::string frame, strings, records;
+  // The frame goes out in two pieces plus its crc: `head` (type, length, string table, record count) and
+  // `records` ({size, string index, bytes}*), so each record's bytes are copied once, straight from the buffer.
+  thread_local Bytes head, records;
   thread_local std::unordered_map<const char*, uint32_t> stringIndex;
-  strings.clear();
+  head.clear();
   records.clear();
   stringIndex.clear();
+  if (capturing) records.reserve(validSize + validSize / 2);  // 8 bytes more per record of >= 24: one allocation
+  bool room = head.put32(fpc::FrameRecords) && head.put32(0) && head.put32(0);  // length, string count: at the end
   uint32_t stringCount = 0, recordCount = 0;
+  uint64_t lost = 0;  // records that found no memory to be copied into
+  uint64_t kernels = 0, devices = 0, memcpys = 0, memsets = 0, runtimes = 0, drivers = 0, externals = 0;
+  const char* lastPointed = nullptr;  // consecutive launches of one kernel share its name
+  uint32_t lastString = 0;
   void* record = nullptr;
   const uint8_t* end = buffer + validSize;
   // At most validSize/4 records fit in a buffer: a bound that cannot truncate, only stop a runaway iterator.
   size_t bound = validSize / 4;
-  while (buffer && validSize && s.api.getNextRecord(buffer, validSize, &record) == 0) {
+  while (room && buffer && validSize && s.api.getNextRecord(buffer, validSize, &record) == 0) {
     if (bound-- == 0) {
       if (!s.warnedBound.exchange(true))
         diagnostic("C17", false, true,
@@ -251,53 +322,78 @@ void bufferCompleted(void* context, uint32_t streamId, uint8_t* buffer, size_t /
     const char* pointed = nullptr;
     if (kind == FP_CUPTI_KIND_CONCURRENT_KERNEL || kind == FP_CUPTI_KIND_KERNEL) {
       std::memcpy(&pointed, rec + offsetof(fp_cupti_kernel10, name), sizeof pointed);
-      s.kernels++;
+      kernels++;
     } else if (kind == FP_CUPTI_KIND_DEVICE) {
       std::memcpy(&pointed, rec + offsetof(fp_cupti_device5, name), sizeof pointed);
-      s.devices++;
+      devices++;
     } else if (kind == FP_CUPTI_KIND_MEMCPY) {
-      s.memcpys++;
+      memcpys++;
     } else if (kind == FP_CUPTI_KIND_MEMSET) {
-      s.memsets++;
+      memsets++;
     } else if (kind == FP_CUPTI_KIND_RUNTIME) {
-      s.runtimes++;
+      runtimes++;
       markSeen(s.seenRuntime, parsed.cbid);
     } else if (kind == FP_CUPTI_KIND_DRIVER) {
-      s.drivers++;
+      drivers++;
       markSeen(s.seenDriver, parsed.cbid);
     } else if (kind == FP_CUPTI_KIND_EXTERNAL_CORRELATION) {
-      s.externals++;
+      externals++;
     }
     if (pointed) {
-      auto it = stringIndex.find(pointed);
-      if (it == stringIndex.end()) {
-        const size_t n = strnlen(pointed, 1 << 16);
-        fpc::put32(strings, uint32_t(n));
-        strings.append(pointed, n);
-        it = stringIndex.emplace(pointed, stringCount++).first;
+      if (pointed != lastPointed) {
+        auto it = stringIndex.find(pointed);
+        if (it == stringIndex.end()) {
+          const size_t n = strnlen(pointed, 1 << 16);
+          if (!head.reserve(head.size + 4 + n + 4)) {  // the string and the record count after it
+            lost++;
+            continue;
+          }
+          head.put32(uint32_t(n));
+          head.append(pointed, n);
+          it = stringIndex.emplace(pointed, stringCount++).first;
+        }
+        lastPointed = pointed;
+        lastString = it->second;
       }
-      string = it->second;
+      string = lastString;
     }
-    fpc::put32(records, uint32_t(size));
-    fpc::put32(records, string);
-    records.append(reinterpret_cast<const char*>(rec), size);
+    char* out = records.grow(8 + size);
+    if (out == nullptr) {
+      lost++;
+      continue;
+    }
+    const uint32_t meta[2] = {uint32_t(size), string};
+    std::memcpy(out, meta, 8);
+    std::memcpy(out + 8, rec, size);
     recordCount++;
   }
+  s.kernels += kernels;
+  s.devices += devices;
+  s.memcpys += memcpys;
+  s.memsets += memsets;
+  s.runtimes += runtimes;
+  s.drivers += drivers;
+  s.externals += externals;
   if (recordCount) {
-    // The frame is assembled once, in a buffer that keeps its capacity across completions.
-    frame.clear();
-    fpc::put32(frame, fpc::FrameRecords);
-    fpc::put32(frame, uint32_t(8 + strings.size() + records.size()));
-    fpc::put32(frame, stringCount);
-    frame += strings;
-    fpc::put32(frame, recordCount);
-    frame += records;
-    fpc::put32(frame, fpc::crc32(frame.data(), frame.size()));
+    head.put32(recordCount);
+    const uint32_t length = uint32_t(head.size - 8 + records.size);
+    std::memcpy(head.data + 4, &length, 4);
+    std::memcpy(head.data + 8, &stringCount, 4);
+    uint32_t crc = fpc::crc32(records.data, records.size, fpc::crc32(head.data, head.size));
+    iovec iov[3] = {{head.data, head.size}, {records.data, records.size}, {&crc, sizeof crc}};
     std::lock_guard<std::mutex> lock(s.mutex);
-    writeFrameLocked(s, frame);
+    writeFrameLocked(s, iov, 3);
+  }
+  if (lost && !s.warnedAlloc.exchange(true)) {
+    diagnostic("C18", false, true,
+               "[flagos] CUPTI activity buffer allocation failed (%zu bytes) copying records into the capture; records "
+               "are dropped while memory is short and the capture is incomplete",
+               validSize + validSize / 2);
   }
   size_t dropped = 0;
-  if (s.api.getNumDroppedRecords && s.api.getNumDroppedRecords(context, streamId, &dropped) == 0 && dropped) {
+  if (s.api.getNumDroppedRecords && s.api.getNumDroppedRecords(context, streamId, &dropped) == 0) dropped += lost;
+  else dropped = lost;
+  if (dropped) {
     s.dropped += dropped;
     std::string d;
     fpc::put32(d, uint32_t(reinterpret_cast<uintptr_t>(context)));
@@ -307,7 +403,7 @@ void bufferCompleted(void* context, uint32_t streamId, uint8_t* buffer, size_t /
   }
   if (buffer) {
     std::lock_guard<std::mutex> lock(s.poolMutex);
-    if (s.pool.size() < 4) {
+    if (s.pool.size() < kPooledBuffers) {
       s.pool.push_back(buffer);
       buffer = nullptr;
     }
@@ -407,6 +503,14 @@ __attribute__((constructor)) void agentLoad() {
              "(RUNTIME/EXTERNAL_CORRELATION deferred to start())",
              s.enableKernel, s.enableMemcpy, s.enableMemset, s.enableDevice);
   s.armed = s.registerResult == 0;
+  if (!s.armed) return;
+  std::lock_guard<std::mutex> lock(s.poolMutex);
+  for (size_t i = 0; i < kWarmBuffers; ++i) {
+    void* p = nullptr;
+    if (posix_memalign(&p, 8, kBufferSize) != 0) break;
+    for (size_t at = 0; at < kBufferSize; at += 4096) static_cast<volatile char*>(p)[at] = 0;
+    s.pool.push_back(p);
+  }
 }
 
 void resolveNames(int domain, std::atomic<uint64_t>* seen) {

@@ -5,6 +5,8 @@
 #include <string_view>
 #include <unordered_map>
 
+#include <sys/mman.h>
+
 #include "fpc_format.h"
 
 namespace flagprof {
@@ -32,14 +34,65 @@ bool frameValidAt(const uint8_t* data, size_t size, size_t offset) {
   return fpc::crc32(data + offset, 8 + size_t(length)) == load<uint32_t>(data + offset + 8 + length);
 }
 
+// Correlation id -> torch id + 1 (0 = none). CUPTI numbers correlations 1, 2, 3..., so a table indexed by id is
+// dense; it lives in a mapping reserved once and filled with zero pages on demand, so it never reallocates,
+// copies or zero-fills as ids grow.
+class ExternalTable {
+ public:
+  static constexpr size_t kCapacity = kDenseCorrelationLimit;
+  ExternalTable() {
+    void* p = ::mmap(nullptr, kCapacity * sizeof(uint64_t), PROT_READ | PROT_WRITE,
+                     MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    if (p == MAP_FAILED) return;
+    data_ = static_cast<uint64_t*>(p);
+#ifdef MADV_HUGEPAGE
+    ::madvise(p, kCapacity * sizeof(uint64_t), MADV_HUGEPAGE);  // a fault per 2 MiB of ids, not per 4 KiB
+#endif
+  }
+  ~ExternalTable() {
+    if (data_) ::munmap(data_, kCapacity * sizeof(uint64_t));
+  }
+  ExternalTable(const ExternalTable&) = delete;
+  ExternalTable& operator=(const ExternalTable&) = delete;
+
+  // False when the id does not fit the table (the caller keeps it in a map instead).
+  bool set(uint32_t correlation, int64_t externalId) {
+    if (!data_ || correlation >= kCapacity) return false;
+    if (correlation >= populated_) {
+      populated_ = std::min(kCapacity, size_t(correlation) + (size_t(1) << 19));
+      populate(data_ + correlation, data_ + populated_);
+    }
+    data_[correlation] = uint64_t(externalId) + 1;
+    if (correlation >= limit_) limit_ = size_t(correlation) + 1;
+    return true;
+  }
+  bool get(uint32_t correlation, int64_t& externalId) const {
+    if (correlation >= limit_) return false;
+    const uint64_t v = data_[correlation];
+    if (v == 0) return false;
+    externalId = int64_t(v - 1);
+    return true;
+  }
+
+ private:
+  uint64_t* data_ = nullptr;
+  size_t limit_ = 0;  // one past the largest id set: reads beyond it would only fault in zero pages
+  size_t populated_ = 0;
+};
+
 class Decoder {
  public:
-  Decoder(const uint8_t* data, size_t size, DecodedCapture& out) : data_(data), size_(size), out_(out) {}
+  Decoder(const uint8_t* data, size_t size, DecodedCapture& out, DecodeOptions options)
+      : data_(data),
+        size_(size),
+        out_(out),
+        locations_(options.recordLocations),
+        streamedFrame_(std::max<uint32_t>(options.streamedFrameBytes, 1)) {}
 
   void run() {
     size_t offset = fpc::kHeaderSize;
     // A rough upper bound keeps the columns from reallocating on large captures.
-    reserve(std::min<size_t>(size_ / 48 + 16, size_t(1) << 28));
+    resizeColumns(std::min<size_t>(size_ / 48 + 16, size_t(1) << 28));
     bool sawEnd = false;
     while (offset < size_) {
       const size_t left = size_ - offset;
@@ -65,7 +118,10 @@ class Decoder {
       }
       const uint8_t* payload = data_ + offset + 8;
       const uint32_t crc = load<uint32_t>(payload + length);
-      if (fpc::crc32(data_ + offset, 8 + size_t(length)) != crc) {
+      const bool intact = type == fpc::FrameRecords && length >= streamedFrame_
+                              ? streamedRecords(payload, length, offset, crc)
+                              : fpc::crc32(data_ + offset, 8 + size_t(length)) == crc;
+      if (!intact) {
         out_.counts.badFrames++;
         note("warning", "frame-crc",
              "frame at offset " + std::to_string(offset) + ": crc32c mismatch (type " + std::to_string(type) +
@@ -77,9 +133,10 @@ class Decoder {
       }
       out_.counts.frames++;
       if (type == fpc::FrameEnd) sawEnd = true;
-      frame(type, payload, length, offset);
+      if (!(type == fpc::FrameRecords && length >= streamedFrame_)) frame(type, payload, length, offset);
       offset += fpc::kFrameOverhead + length;
     }
+    resizeColumns(n_);
     out_.closed = sawEnd;
     if (!sawEnd) {
       note("info", "no-end",
@@ -100,27 +157,58 @@ class Decoder {
   const uint8_t* data_;
   size_t size_;
   DecodedCapture& out_;
+  const bool locations_;
+  const uint32_t streamedFrame_;
   std::vector<std::string_view> frameStrings_;
   std::vector<uint32_t> frameStringName_;
   std::unordered_map<std::string, uint32_t> kernelNames_;
   std::unordered_map<uint32_t, uint32_t> copyNames_;
-  std::vector<int64_t> denseExternal_;  // by correlation id, kNoExternalId when absent
+  ExternalTable denseExternal_;
+  cupti::ParsedRecord parsed_;  // reused: see parseRecord
   bool warnedImplausible_ = false, warnedMalformed_ = false;
 
-  void reserve(size_t n) {
+  // Columns are sized once to the most events the file can hold (an event record takes at least 48 bytes with
+  // its entry header) and written through plain pointers: push_back would re-read every column's end pointer
+  // after each one-byte store, which may alias anything.
+  struct Cursor {
+    uint8_t* kind;
+    uint64_t *start, *end, *recordOffset;
+    uint32_t *correlation, *device, *stream, *thread, *process, *name, *cbid, *recordSize;
+  } at_{};
+  size_t n_ = 0, capacity_ = 0;
+
+  void resizeColumns(size_t n) {
     auto& o = out_;
-    o.kind.reserve(n);
-    o.start.reserve(n);
-    o.end.reserve(n);
-    o.correlation.reserve(n);
-    o.device.reserve(n);
-    o.stream.reserve(n);
-    o.thread.reserve(n);
-    o.process.reserve(n);
-    o.name.reserve(n);
-    o.cbid.reserve(n);
-    o.recordOffset.reserve(n);
-    o.recordSize.reserve(n);
+    o.kind.resize(n);
+    o.start.resize(n);
+    o.end.resize(n);
+    o.correlation.resize(n);
+    o.device.resize(n);
+    o.stream.resize(n);
+    o.thread.resize(n);
+    o.process.resize(n);
+    o.name.resize(n);
+    o.cbid.resize(n);
+    if (locations_) {
+      o.recordOffset.resize(n);
+      o.recordSize.resize(n);
+    }
+    at_ = {o.kind.data(),   o.start.data(),  o.end.data(),    o.recordOffset.data(), o.correlation.data(),
+           o.device.data(), o.stream.data(), o.thread.data(), o.process.data(),      o.name.data(),
+           o.cbid.data(),   o.recordSize.data()};
+    capacity_ = n;
+    populated_ = std::min(populated_, n);
+  }
+
+  // Faults the columns in a chunk ahead of the writer (see populate()).
+  size_t populated_ = 0;
+  void populateAhead() {
+    const size_t from = populated_, to = std::min(capacity_, populated_ + (size_t(1) << 18));
+    auto range = [&](auto* column) { populate(column + from, column + to); };
+    range(at_.kind), range(at_.start), range(at_.end), range(at_.correlation), range(at_.device);
+    range(at_.stream), range(at_.thread), range(at_.process), range(at_.name), range(at_.cbid);
+    if (locations_) range(at_.recordOffset), range(at_.recordSize);
+    populated_ = to;
   }
 
   void note(const char* severity, const char* code, std::string message, int64_t offset) {
@@ -235,13 +323,55 @@ class Decoder {
   void setExternal(uint32_t correlation, int64_t externalId) {
     // Dense while ids stay near the record count (CUPTI numbers them 1, 2, 3...); a map for anything else, so a
     // stray huge id cannot make the decoder allocate gigabytes.
-    if (correlation < kDenseCorrelationLimit && correlation < 16 * out_.counts.records + 65536) {
-      if (correlation >= denseExternal_.size())
-        denseExternal_.resize(std::max<size_t>(correlation + 1, denseExternal_.size() * 2), kNoExternalId);
-      denseExternal_[correlation] = externalId;
-      return;
-    }
+    if (correlation < 16 * out_.counts.records + 65536 && denseExternal_.set(correlation, externalId)) return;
     out_.context.externalByCorrelation[correlation] = externalId;
+  }
+
+  // Large records frames are decoded while their checksum is computed, a window ahead of the decoder: each
+  // byte then comes from memory once (the checksum pulls it into cache for the decoder) instead of twice.
+  // What the frame did is undone if the checksum fails; external correlations and device records it carries
+  // are applied only once it has passed.
+  static constexpr size_t kCheckWindow = 64 * 1024;
+  const uint8_t* checkedTo_ = nullptr;  // the checksum covers the frame up to here
+  const uint8_t* frameEnd_ = nullptr;
+  uint32_t runningCrc_ = 0;
+  bool deferring_ = false;
+  std::vector<std::pair<uint32_t, int64_t>> pendingExternal_;
+  std::vector<cupti::DeviceProperties> pendingDevices_;
+
+  void checkUpTo(const uint8_t* to) {
+    while (checkedTo_ < to) {
+      const uint8_t* next = frameEnd_ - checkedTo_ > ptrdiff_t(kCheckWindow) ? checkedTo_ + kCheckWindow : frameEnd_;
+      runningCrc_ = fpc::crc32(checkedTo_, size_t(next - checkedTo_), runningCrc_);
+      checkedTo_ = next;
+    }
+  }
+
+  bool streamedRecords(const uint8_t* payload, uint32_t length, size_t offset, uint32_t expected) {
+    const size_t events = n_, diagnostics = out_.diagnostics.size();
+    const CaptureCounts counts = out_.counts;
+    const bool warnedImplausible = warnedImplausible_, warnedMalformed = warnedMalformed_;
+    checkedTo_ = data_ + offset;
+    frameEnd_ = payload + length;
+    runningCrc_ = 0;
+    deferring_ = true;
+    pendingExternal_.clear();
+    pendingDevices_.clear();
+    records(payload, length, offset);
+    checkUpTo(frameEnd_);
+    deferring_ = false;
+    checkedTo_ = frameEnd_ = nullptr;
+    if (runningCrc_ != expected) {
+      n_ = events;
+      out_.counts = counts;
+      out_.diagnostics.resize(diagnostics);
+      warnedImplausible_ = warnedImplausible;
+      warnedMalformed_ = warnedMalformed;
+      return false;
+    }
+    for (const auto& [correlation, externalId] : pendingExternal_) setExternal(correlation, externalId);
+    for (const auto& d : pendingDevices_) out_.context.devices[d.id] = d;
+    return true;
   }
 
   void records(const uint8_t* p, uint32_t length, size_t frameOffset) {
@@ -269,6 +399,7 @@ class Decoder {
       const uint32_t stringIndex = load<uint32_t>(p + at + 4);
       at += 8;
       if (size > length - at) return malformedFrame(frameOffset, "record overruns the frame");
+      if (deferring_ && p + at + size > checkedTo_) checkUpTo(p + at + size);
       record(p + at, size, stringIndex, payloadOffset + at);
       at += size;
     }
@@ -277,16 +408,28 @@ class Decoder {
   void record(const uint8_t* rec, uint32_t size, uint32_t stringIndex, size_t offset) {
     auto& c = out_.counts;
     c.records++;
-    cupti::ParsedRecord r;
+    cupti::ParsedRecord& r = parsed_;
     switch (cupti::parseRecord(rec, size, r)) {
       case cupti::RecordClass::Event: break;
       case cupti::RecordClass::ExternalCorrelation:
         c.externalCorrelation++;
-        if (r.externalId <= uint64_t(std::numeric_limits<int64_t>::max())) setExternal(r.correlation, int64_t(r.externalId));
+        if (r.externalId <= uint64_t(std::numeric_limits<int64_t>::max())) {
+          if (deferring_) {
+            pendingExternal_.emplace_back(r.correlation, int64_t(r.externalId));
+          } else {
+            setExternal(r.correlation, int64_t(r.externalId));
+          }
+        }
         return;
       case cupti::RecordClass::Device: {
         cupti::DeviceProperties d;
-        if (cupti::parseDeviceRecord(rec, size, d)) out_.context.devices[d.id] = d;
+        if (cupti::parseDeviceRecord(rec, size, d)) {
+          if (deferring_) {
+            pendingDevices_.push_back(d);
+          } else {
+            out_.context.devices[d.id] = d;
+          }
+        }
         c.deviceRecords++;
         return;
       }
@@ -344,18 +487,23 @@ class Decoder {
       case EventKind::Runtime: c.runtime++; break;  // named after the whole file is read (names frames come last)
       case EventKind::Driver: c.driver++; break;
     }
-    out_.kind.push_back(uint8_t(r.kind));
-    out_.start.push_back(r.start);
-    out_.end.push_back(r.end);
-    out_.correlation.push_back(r.correlation);
-    out_.device.push_back(r.device);
-    out_.stream.push_back(r.stream);
-    out_.thread.push_back(r.thread);
-    out_.process.push_back(r.process);
-    out_.name.push_back(nameIndex);
-    out_.cbid.push_back(r.cbid);
-    out_.recordOffset.push_back(offset);
-    out_.recordSize.push_back(size);
+    if (n_ == capacity_) resizeColumns(capacity_ * 2);
+    if (n_ == populated_) populateAhead();
+    const size_t i = n_++;
+    at_.kind[i] = uint8_t(r.kind);
+    at_.start[i] = r.start;
+    at_.end[i] = r.end;
+    at_.correlation[i] = r.correlation;
+    at_.device[i] = r.device;
+    at_.stream[i] = r.stream;
+    at_.thread[i] = r.thread;
+    at_.process[i] = r.process;
+    at_.name[i] = nameIndex;
+    at_.cbid[i] = r.cbid;
+    if (locations_) {
+      at_.recordOffset[i] = offset;
+      at_.recordSize[i] = size;
+    }
   }
 
   template <typename F>
@@ -387,7 +535,8 @@ class Decoder {
     }
     const bool affine = slope != 1.0;
     std::vector<uint32_t> runtimeNames, driverNames;
-    o.external.assign(n, kNoExternalId);
+    o.external.resize(n);  // every element is written below
+    populate(o.external.data(), o.external.data() + n);
     for (size_t i = 0; i < n; ++i) {
       if (offset != 0 || affine) {
         // Unsigned arithmetic throughout: hostile calibration values must wrap, not overflow.
@@ -401,12 +550,12 @@ class Decoder {
         o.end[i] = map(o.end[i]);
       }
       const uint32_t corr = o.correlation[i];
-      if (corr < denseExternal_.size()) {
-        o.external[i] = denseExternal_[corr];
-      } else if (!o.context.externalByCorrelation.empty()) {
+      int64_t ext = kNoExternalId;
+      if (!denseExternal_.get(corr, ext) && !o.context.externalByCorrelation.empty()) {
         auto it = o.context.externalByCorrelation.find(corr);
-        if (it != o.context.externalByCorrelation.end()) o.external[i] = it->second;
+        if (it != o.context.externalByCorrelation.end()) ext = it->second;
       }
+      o.external[i] = ext;
       const uint8_t kind = o.kind[i];
       if (kind == uint8_t(EventKind::Runtime) || kind == uint8_t(EventKind::Driver)) {
         auto& cache = kind == uint8_t(EventKind::Runtime) ? runtimeNames : driverNames;
@@ -434,7 +583,7 @@ class Decoder {
 
 }  // namespace
 
-bool decodeCapture(const uint8_t* data, size_t size, DecodedCapture& out, std::string& error) {
+bool decodeCapture(const uint8_t* data, size_t size, DecodedCapture& out, std::string& error, DecodeOptions options) {
   if (size < sizeof fpc::kMagic || std::memcmp(data, fpc::kMagic, sizeof fpc::kMagic) != 0) {
     error = "not a FlagOS capture (bad magic at offset 0; expected \"FLAGPCAP\")";
     return false;
@@ -463,7 +612,7 @@ bool decodeCapture(const uint8_t* data, size_t size, DecodedCapture& out, std::s
     error = "capture from vendor " + std::to_string(out.vendor) + " at offset 12: this build decodes CUPTI (1) only";
     return false;
   }
-  Decoder(data, size, out).run();
+  Decoder(data, size, out, options).run();
   return true;
 }
 
@@ -489,12 +638,10 @@ DeviceEvent eventAt(const DecodedCapture& c, size_t i, const uint8_t* data) {
 void appendEventArgsJson(std::string& out, const DecodedCapture& c, size_t i, const uint8_t* data) {
   cupti::ParsedRecord r;
   cupti::parseRecord(data + c.recordOffset[i], c.recordSize[i], r);
-  std::map<std::string, std::string> metadata;
   auto dev = c.context.devices.find(r.device);
   std::optional<int64_t> ext;
   if (c.external[i] != kNoExternalId) ext = c.external[i];
-  cupti::appendMetadata(r, ext, dev == c.context.devices.end() ? nullptr : &dev->second, metadata);
-  appendMetadataJson(out, metadata);
+  cupti::appendMetadataJson(r, ext, dev == c.context.devices.end() ? nullptr : &dev->second, out);
 }
 
 }  // namespace flagprof

@@ -63,10 +63,21 @@ struct DecodedCapture {
   size_t size() const { return kind.size(); }
 };
 
-// Returns false with a one-line reason (no file name) when the bytes are not a capture this build reads.
-bool decodeCapture(const uint8_t* data, size_t size, DecodedCapture& out, std::string& error);
+struct DecodeOptions {
+  // Keep where each event's record lies (recordOffset, recordSize): eventAt and appendEventArgsJson need it.
+  // Without it a decode writes 12 fewer bytes per event.
+  bool recordLocations = true;
+  // Records frames at least this long are decoded while their checksum is computed (undone if it fails);
+  // shorter ones are checked first. Tests and the fuzz target lower it to reach both paths.
+  uint32_t streamedFrameBytes = 256 * 1024;
+};
 
-// The full DeviceEvent i (metadata included); `data` must be the bytes decodeCapture read.
+// Returns false with a one-line reason (no file name) when the bytes are not a capture this build reads.
+bool decodeCapture(const uint8_t* data, size_t size, DecodedCapture& out, std::string& error,
+                   DecodeOptions options = {});
+
+// The full DeviceEvent i (metadata included); `data` must be the bytes decodeCapture read, with record
+// locations kept.
 DeviceEvent eventAt(const DecodedCapture& capture, size_t i, const uint8_t* data);
 
 // The event's metadata as a JSON object (non-literal values quoted).

@@ -160,6 +160,10 @@ std::string doubleText(double value) {
 RecordClass parseRecord(const uint8_t* rec, size_t size, ParsedRecord& r) {
   if (size < 8) return RecordClass::Malformed;
   uint32_t kind = load<uint32_t>(rec, 0);
+  // The fields every event has are always written, so a decoder may reuse one ParsedRecord for a whole capture
+  // instead of zeroing a fresh one per record (which cost more than the parse).
+  r.start = r.end = 0;
+  r.correlation = r.device = r.context = r.stream = r.process = r.thread = r.cbid = r.returnValue = 0;
   switch (kind) {
     case FP_CUPTI_KIND_KERNEL:
     case FP_CUPTI_KIND_CONCURRENT_KERNEL: {
@@ -381,6 +385,113 @@ void appendMetadata(const ParsedRecord& r, std::optional<int64_t> externalId, co
     case EventKind::Runtime:
     case EventKind::Driver:
       m["cbid"] = std::to_string(r.cbid);
+      break;
+  }
+}
+
+namespace {
+
+// Writes a metadata object field by field, keys in the order std::map sorts them (what appendMetadata plus
+// appendMetadataJson print), into a stack buffer appended to `out` once: a decode of millions of events would
+// otherwise build a map of strings per event.
+class MetadataWriter {
+ public:
+  explicit MetadataWriter(std::string& out) : out_(out) { *at_++ = '{'; }
+  ~MetadataWriter() {
+    *at_++ = '}';
+    out_.append(buf_, size_t(at_ - buf_));
+  }
+
+  template <typename Int>
+  void integer(const char* key, Int value) {
+    this->key(key);
+    at_ = std::to_chars(at_, at_ + 24, value).ptr;
+  }
+  void triple(const char* key, const int32_t (&v)[3]) {
+    this->key(key);
+    *at_++ = '[';
+    for (int i = 0; i < 3; ++i) {
+      if (i) at_ = put(at_, ", ");
+      at_ = std::to_chars(at_, at_ + 12, v[i]).ptr;
+    }
+    *at_++ = ']';
+  }
+  // Values that may not be JSON literals (a float printed as "inf") are quoted as the map path quotes them.
+  void text(const char* key, const std::string& value) {
+    this->key(key);
+    std::string quoted;
+    const std::string* v = &value;
+    if (!metadataValueIsJsonLiteral(value)) {
+      appendJsonString(quoted, value.data(), value.size());
+      v = &quoted;
+    }
+    const size_t n = std::min(v->size(), size_t(buf_ + kText - at_));  // floats print in under 32 characters
+    std::memcpy(at_, v->data(), n);
+    at_ += n;
+  }
+
+ private:
+  // 13 keys (under 200 bytes with quotes and separators) and their values (at most 24 characters each, 64 for
+  // a quoted text) fit with room to spare.
+  static constexpr size_t kText = 960;
+  std::string& out_;
+  char buf_[1024];
+  char* at_ = buf_;
+  bool first_ = true;
+
+  static char* put(char* at, const char* text) {
+    const size_t n = std::strlen(text);
+    std::memcpy(at, text, n);
+    return at + n;
+  }
+  void key(const char* k) {
+    if (!first_) at_ = put(at_, ", ");
+    first_ = false;
+    *at_++ = '"';
+    at_ = put(at_, k);  // fixed keys: nothing to escape
+    at_ = put(at_, "\": ");
+  }
+};
+
+}  // namespace
+
+void appendMetadataJson(const ParsedRecord& r, std::optional<int64_t> externalId, const DeviceProperties* device,
+                        std::string& out) {
+  MetadataWriter w(out);
+  if (externalId) w.integer("External id", *externalId);
+  switch (r.kind) {
+    case EventKind::Kernel: {
+      const Occupancy o = estimateOccupancy(r, device);
+      w.triple("block", r.block);
+      if (o.known) w.text("blocks per SM", floatText(o.blocksPerSm));
+      w.integer("context", r.context);
+      w.integer("correlation", r.correlation);
+      w.integer("device", r.device);
+      if (o.known) w.integer("est. achieved occupancy %", int64_t(std::clamp(o.achievedPercent, -1e15, 1e15)));
+      w.triple("grid", r.grid);
+      w.integer("queued", r.queued);
+      w.integer("registers per thread", r.registersPerThread);
+      w.integer("shared memory", int64_t(r.staticSharedMemory) + r.dynamicSharedMemory);
+      w.integer("stream", r.stream);
+      if (o.known) w.text("warps per SM", floatText(o.warpsPerSm));
+      break;
+    }
+    case EventKind::Memcpy:
+    case EventKind::Memset: {
+      const uint64_t duration = r.end - r.start;
+      w.integer("bytes", r.bytes);
+      w.integer("context", r.context);
+      w.integer("correlation", r.correlation);
+      w.integer("device", r.device);
+      w.text("memory bandwidth (GB/s)", doubleText(duration ? double(r.bytes) / double(duration) : 0.0));
+      w.integer("stream", r.stream);
+      if (r.kind == EventKind::Memset) w.integer("value", r.memsetValue);
+      break;
+    }
+    case EventKind::Runtime:
+    case EventKind::Driver:
+      w.integer("cbid", r.cbid);
+      w.integer("correlation", r.correlation);
       break;
   }
 }

@@ -54,7 +54,8 @@ struct DeviceProperties {
   uint32_t computeCapabilityMajor = 0, computeCapabilityMinor = 0;
 };
 
-// Reads one record. `size` is the record's size as the agent copied it.
+// Reads one record. `size` is the record's size as the agent copied it. The common fields (kind, times, ids,
+// process, thread, cbid) are always written; the fields of other kinds keep what `out` held before.
 RecordClass parseRecord(const uint8_t* record, size_t size, ParsedRecord& out);
 bool parseDeviceRecord(const uint8_t* record, size_t size, DeviceProperties& out);
 
@@ -81,6 +82,11 @@ Occupancy estimateOccupancy(const ParsedRecord& kernel, const DeviceProperties* 
 // The metadata fields of the event as torch-cuda emits them (13 for kernels), values as JSON text.
 void appendMetadata(const ParsedRecord& r, std::optional<int64_t> externalId, const DeviceProperties* device,
                     std::map<std::string, std::string>& out);
+
+// The same metadata written straight out as a JSON object, byte for byte what appendMetadata followed by
+// appendMetadataJson produce (the fuzz target checks this on every event it decodes).
+void appendMetadataJson(const ParsedRecord& r, std::optional<int64_t> externalId, const DeviceProperties* device,
+                        std::string& out);
 
 struct DecodeContext {
   std::unordered_map<uint32_t, int64_t> externalByCorrelation;      // from EXTERNAL_CORRELATION records

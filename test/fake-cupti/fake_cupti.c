@@ -4,11 +4,14 @@
  * (the real cupti_activity.h when installed, else the agent's mirror), plus control functions a test workload
  * calls through ctypes to "launch" device work on the calling thread. Each launch writes what CUPTI would:
  * an EXTERNAL_CORRELATION record when an id was pushed, a RUNTIME record, and the device record sharing its
- * correlation id, with realistic timestamps on a per-stream device timeline. Buffers are handed to the
- * registered callbacks when full and on flush; FAKE_CUPTI_DROP_EVERY=N drops every Nth device record and
- * reports it through cuptiActivityGetNumDroppedRecords. It computes nothing on any device. */
+ * correlation id, with realistic timestamps on a per-stream device timeline. As CUPTI does, full buffers are
+ * handed to the completed callback on the library's own worker thread, never on the thread that launched the
+ * work, and cuptiActivityFlushAll hands over the partial buffer and returns once every buffer queued before it
+ * has been delivered; FAKE_CUPTI_DROP_EVERY=N drops every Nth device record and reports it through
+ * cuptiActivityGetNumDroppedRecords. It computes nothing on any device. */
 #define _GNU_SOURCE
 #include <pthread.h>
+#include <signal.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -91,17 +94,112 @@ static void spin_until(uint64_t t) {
   }
 }
 
-/* Hands the current buffer to the agent; called with the lock held, callback invoked without it. */
-static void complete_locked(void) {
+/* Completed buffers wait here, in completion order, for the worker thread. Its own lock, never held while a
+ * callback runs, so the subscriber's buffer work never blocks a launch. Lock order: lock, then queue_lock. */
+struct completed {
+  struct completed* next;
+  COMPLETE_T cb;
+  uint8_t* buffer;
+  size_t size, used;
+};
+static pthread_mutex_t queue_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t queue_ready = PTHREAD_COND_INITIALIZER;
+static pthread_cond_t queue_delivered = PTHREAD_COND_INITIALIZER;
+static struct completed *queue_head, *queue_tail;
+static uint64_t queued_seq, delivered_seq; /* buffers enqueued / whose callback has returned */
+static int worker_running;
+static pthread_t worker;
+
+static void* worker_main(void* arg) {
+  (void)arg;
+  pthread_mutex_lock(&queue_lock);
+  for (;;) {
+    while (!queue_head) pthread_cond_wait(&queue_ready, &queue_lock);
+    struct completed* c = queue_head;
+    queue_head = c->next;
+    if (!queue_head) queue_tail = NULL;
+    pthread_mutex_unlock(&queue_lock);
+    c->cb(NULL, 0, c->buffer, c->size, c->used);
+    free(c);
+    pthread_mutex_lock(&queue_lock);
+    delivered_seq++;
+    pthread_cond_broadcast(&queue_delivered);
+  }
+  return NULL;
+}
+
+/* Started at the first completed buffer, detached and with every signal blocked: it never keeps the process
+ * alive, and exit() simply ends it (buffers still queued then are lost, as with CUPTI without a final flush). */
+static int start_worker_queue_locked(void) {
+  if (worker_running) return 1;
+  sigset_t all, old;
+  sigfillset(&all);
+  pthread_sigmask(SIG_SETMASK, &all, &old);
+  pthread_attr_t attr;
+  pthread_attr_init(&attr);
+  pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+  worker_running = pthread_create(&worker, &attr, worker_main, NULL) == 0;
+  pthread_attr_destroy(&attr);
+  pthread_sigmask(SIG_SETMASK, &old, NULL);
+  return worker_running;
+}
+
+/* A forked child has no worker: it starts its own when it needs one; the parent's queue is not its to deliver. */
+static void atfork_prepare(void) {
+  pthread_mutex_lock(&lock);
+  pthread_mutex_lock(&queue_lock);
+}
+static void atfork_parent(void) {
+  pthread_mutex_unlock(&queue_lock);
+  pthread_mutex_unlock(&lock);
+}
+static void atfork_child(void) {
+  pthread_cond_init(&queue_ready, NULL); /* the parent's worker may have been waiting on them */
+  pthread_cond_init(&queue_delivered, NULL);
+  queue_head = queue_tail = NULL;
+  queued_seq = delivered_seq = 0;
+  worker_running = 0;
+  pthread_mutex_unlock(&queue_lock);
+  pthread_mutex_unlock(&lock);
+}
+__attribute__((constructor)) static void install_atfork(void) {
+  pthread_atfork(atfork_prepare, atfork_parent, atfork_child);
+}
+
+/* Hands the current buffer to the worker (called with the lock held) and returns the sequence number a flush
+ * waits for: every buffer completed so far. Should no worker start, the callback runs here, without the lock. */
+static uint64_t complete_locked(void) {
   uint8_t* b = buffer;
   size_t size = buffer_size, used = buffer_used;
+  COMPLETE_T cb = complete_cb;
   buffer = NULL;
   buffer_used = buffer_size = 0;
-  if (b && complete_cb) {
+  struct completed* c = b && cb ? (struct completed*)malloc(sizeof *c) : NULL;
+  pthread_mutex_lock(&queue_lock);
+  if (c && start_worker_queue_locked()) {
+    c->next = NULL;
+    c->cb = cb;
+    c->buffer = b;
+    c->size = size;
+    c->used = used;
+    if (queue_tail)
+      queue_tail->next = c;
+    else
+      queue_head = c;
+    queue_tail = c;
+    queued_seq++;
+    pthread_cond_signal(&queue_ready);
+    b = NULL;
+  }
+  uint64_t seq = queued_seq;
+  pthread_mutex_unlock(&queue_lock);
+  if (b && cb) {
+    free(c);
     pthread_mutex_unlock(&lock);
-    complete_cb(NULL, 0, b, size, used);
+    cb(NULL, 0, b, size, used);
     pthread_mutex_lock(&lock);
   }
+  return seq;
 }
 
 /* Room for one record in the current buffer (asks the agent for one when needed). */
@@ -358,8 +456,14 @@ res_t CUPTIAPI cuptiActivityDisable(KIND_T kind) {
 res_t CUPTIAPI cuptiActivityFlushAll(uint32_t flag) {
   (void)flag;
   pthread_mutex_lock(&lock);
-  complete_locked();
+  uint64_t seq = complete_locked();
   pthread_mutex_unlock(&lock);
+  /* Returns once every buffer completed so far has been delivered and its callback has returned, in order
+   * (not when called from a callback: the worker would wait for itself). */
+  pthread_mutex_lock(&queue_lock);
+  if (!(worker_running && pthread_equal(pthread_self(), worker)))
+    while (delivered_seq < seq) pthread_cond_wait(&queue_delivered, &queue_lock);
+  pthread_mutex_unlock(&queue_lock);
   return (res_t)FAKE_SUCCESS;
 }
 

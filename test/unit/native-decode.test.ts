@@ -33,6 +33,7 @@ import {
   recordsFrame,
   sessionFrame,
   KIND,
+  type RawRecord,
 } from '../helpers/native';
 
 const T0 = 1_790_000_000_000_000_000n; // epoch ns, 2026
@@ -307,6 +308,56 @@ describe('decodeCapture', () => {
     const diag = c.diagnostics.find((d) => d.code === 'frame-crc');
     expect(diag?.offset).toBe(badOffset);
     expect(diag?.message).toContain(`offset ${badOffset}`);
+  });
+
+  // Frames of 256 KiB and more are decoded while their checksum is computed; what such a frame did must be
+  // undone when its checksum fails.
+  function launches(first: number, count: number): RawRecord[] {
+    const records: RawRecord[] = [];
+    for (let corr = first; corr < first + count; corr++) {
+      const t = T0 + BigInt(corr) * 4000n;
+      records.push({ bytes: externalRecord(corr, BigInt(corr) * 10n) });
+      records.push({ bytes: apiRecord({ cbid: 211, start: t, end: t + 1500n, correlation: corr }) });
+      records.push({
+        bytes: kernelRecord({ start: t + 2000n, end: t + 3500n, correlation: corr }),
+        pointed: corr % 2 ? MANGLED : 'plain_kernel',
+      });
+    }
+    return records;
+  }
+
+  it('decodes a large frame exactly as the same records in small frames', () => {
+    const records = launches(1, 1200);
+    const big = recordsFrame(records);
+    expect(big.length).toBeGreaterThan(256 * 1024);
+    const small: Buffer[] = [];
+    for (let i = 0; i < records.length; i += 30) small.push(recordsFrame(records.slice(i, i + 30)));
+    const a = decode(write([fpcHeader(), big, endFrame(T0)]));
+    const b = decode(write([fpcHeader(), ...small, endFrame(T0)]));
+    expect(a.length).toBe(2400);
+    expect(a.counts.badFrames).toBe(0);
+    for (const column of ['kind', 'start', 'end', 'correlation', 'externalId', 'thread', 'stream'] as const)
+      expect([...a[column]]).toEqual([...b[column]]);
+    expect([...a.name].map((i) => a.names[i])).toEqual([...b.name].map((i) => b.names[i]));
+    expect(a.externalId[1]).toBe(10);
+    expect(a.names[a.name[1]]).toBe(DEMANGLED);
+  });
+
+  it('drops everything a large frame with a wrong crc carried, external correlations included', () => {
+    const bad = Buffer.from(recordsFrame(launches(1, 1200)));
+    bad[bad.length >> 1] ^= 0x5a;
+    // A kernel in the next frame whose external correlation record was in the damaged frame.
+    const t = T0 + 10_000_000n;
+    const after = recordsFrame([
+      { bytes: kernelRecord({ start: t, end: t + 100n, correlation: 7 }), pointed: 'plain_kernel' },
+    ]);
+    const c = decode(write([fpcHeader(), bad, after, endFrame(T0)]));
+    expect([...c.correlation]).toEqual([7]);
+    expect(Number.isNaN(c.externalId[0])).toBe(true);
+    expect(c.counts.badFrames).toBe(1);
+    expect(c.counts.records).toBe(1);
+    expect(c.counts.kernel).toBe(1);
+    expect(c.diagnostics.find((d) => d.code === 'frame-crc')?.offset).toBe(64);
   });
 
   it('skips a frame whose length is wrong and resynchronises on the next intact frame', () => {

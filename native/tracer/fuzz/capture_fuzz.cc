@@ -40,12 +40,18 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (size == 0 || (data[0] & 1) == 0) repair(bytes);
   flagprof::DecodedCapture capture;
   std::string error;
-  if (!flagprof::decodeCapture(bytes.data(), bytes.size(), capture, error)) return 0;
-  std::string json;
+  flagprof::DecodeOptions options;
+  // Every other input takes the path large frames take: decoded while checksummed, undone on a mismatch.
+  if (size > 1 && (data[1] & 1)) options.streamedFrameBytes = 1;
+  if (!flagprof::decodeCapture(bytes.data(), bytes.size(), capture, error, options)) return 0;
   for (size_t i = 0; i < capture.size() && i < 256; ++i) {
+    std::string json;
     flagprof::appendEventArgsJson(json, capture, i, bytes.data());
     flagprof::DeviceEvent event = flagprof::eventAt(capture, i, bytes.data());
-    json += event.name;
+    // The direct JSON writer must print exactly what the metadata map prints.
+    std::string viaMap;
+    flagprof::appendMetadataJson(viaMap, event.metadata);
+    if (json != viaMap) __builtin_trap();
   }
   return 0;
 }

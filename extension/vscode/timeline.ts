@@ -308,8 +308,10 @@ class TraceEditorProvider implements vscode.CustomReadonlyEditorProvider<TraceDo
       );
       return;
     }
-    // Custom editors are owned by VS Code (one per tab); they are not tracked for showTimeline's reuse.
-    const panel = new TimelinePanel(webviewPanel, this.context.extensionUri, document.uri.fsPath, () => {});
+    // Tracked like any timeline, so that Open Trace… or "Show in timeline" for this file reveals this tab
+    // instead of opening the trace a second time (the last tab opened wins when there are several).
+    const panel = new TimelinePanel(webviewPanel, this.context.extensionUri, document.uri.fsPath, untrack);
+    track(panel);
     await panel.load(document.uri.fsPath);
   }
 }

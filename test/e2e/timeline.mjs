@@ -1,6 +1,7 @@
 // npm run test:e2e:timeline — the timeline's custom editor in a real VS Code (code-server) driven by Debian
 // Chromium: packages and installs the VSIX, opens a real CUDA trace named *.pt.trace.json.gz (the default editor
-// for those), finds a kernel and its launching op, opens a broken trace (its one-line error in the panel), opens
+// for those), finds a kernel and its launching op, opens the same trace again with Open Trace… (its tab comes
+// back, no second one), opens a broken trace (its one-line error in the panel), opens
 // a plain .json trace through "Reopen Editor With…", and reloads the window (the timeline comes back).
 // Screenshots go to test-artifacts/e2e-timeline/. Needs scripts/install-e2e.sh.
 import { execFileSync } from 'node:child_process';
@@ -171,6 +172,27 @@ try {
     if (!details.includes(LAUNCHING_OP)) throw new Error(`details do not name ${LAUNCHING_OP}`);
     await screenshot('kernel-selected');
     return `${LAUNCHING_OP} -> ${text.slice(0, 60)}…`;
+  });
+
+  await step('Open Trace… on the trace already open brings its tab back instead of opening it twice', async () => {
+    await runCommand(page, 'FlagOS: Open Trace…');
+    // code-server's file dialog is a quick input that takes a path.
+    const input = page.locator('.quick-input-widget input.input');
+    await input.waitFor({ state: 'visible', timeout: 10_000 });
+    await input.fill(path.join(workspace, 'bert.pt.trace.json.gz'));
+    await page.keyboard.press('Enter');
+    await input.waitFor({ state: 'hidden', timeout: 10_000 });
+    // Loading and analysing take a moment; a second tab would appear when they are done.
+    await page
+      .locator('.notifications-toasts', { hasText: 'opening bert.pt.trace.json.gz' })
+      .waitFor({ state: 'detached', timeout: 60_000 })
+      .catch(() => {});
+    await page.waitForTimeout(3_000);
+    const tabs = await page.locator('.tabs-container .tab', { hasText: 'bert.pt.trace.json.gz' }).count();
+    const summary = await timelineSummary();
+    await screenshot('open-trace-again');
+    if (tabs !== 1) throw new Error(`${tabs} tabs show bert.pt.trace.json.gz`);
+    return `${tabs} tab; ${summary}`;
   });
 
   await step('a broken trace shows its one-line error in the panel', async () => {

@@ -174,26 +174,29 @@ try {
     return `${LAUNCHING_OP} -> ${text.slice(0, 60)}…`;
   });
 
-  await step('Open Trace… on the trace already open brings its tab back instead of opening it twice', async () => {
-    await runCommand(page, 'FlagOS: Open Trace…');
-    // code-server's file dialog is a quick input that takes a path.
-    const input = page.locator('.quick-input-widget input.input');
-    await input.waitFor({ state: 'visible', timeout: 10_000 });
-    await input.fill(path.join(workspace, 'bert.pt.trace.json.gz'));
-    await page.keyboard.press('Enter');
-    await input.waitFor({ state: 'hidden', timeout: 10_000 });
-    // Loading and analysing take a moment; a second tab would appear when they are done.
-    await page
-      .locator('.notifications-toasts', { hasText: 'opening bert.pt.trace.json.gz' })
-      .waitFor({ state: 'detached', timeout: 60_000 })
-      .catch(() => {});
-    await page.waitForTimeout(3_000);
-    const tabs = await page.locator('.tabs-container .tab', { hasText: 'bert.pt.trace.json.gz' }).count();
-    const summary = await timelineSummary();
-    await screenshot('open-trace-again');
-    if (tabs !== 1) throw new Error(`${tabs} tabs show bert.pt.trace.json.gz`);
-    return `${tabs} tab; ${summary}`;
-  });
+  await step(
+    'Open Trace… on the trace already open brings its tab back instead of opening it twice',
+    async () => {
+      await runCommand(page, 'FlagOS: Open Trace…');
+      // code-server's file dialog is a quick input that takes a path.
+      const input = page.locator('.quick-input-widget input.input');
+      await input.waitFor({ state: 'visible', timeout: 10_000 });
+      await input.fill(path.join(workspace, 'bert.pt.trace.json.gz'));
+      await page.keyboard.press('Enter');
+      await input.waitFor({ state: 'hidden', timeout: 10_000 });
+      // Loading and analysing take a moment; a second tab would appear when they are done.
+      await page
+        .locator('.notifications-toasts', { hasText: 'opening bert.pt.trace.json.gz' })
+        .waitFor({ state: 'detached', timeout: 60_000 })
+        .catch(() => {});
+      await page.waitForTimeout(3_000);
+      const tabs = await page.locator('.tabs-container .tab', { hasText: 'bert.pt.trace.json.gz' }).count();
+      const summary = await timelineSummary();
+      await screenshot('open-trace-again');
+      if (tabs !== 1) throw new Error(`${tabs} tabs show bert.pt.trace.json.gz`);
+      return `${tabs} tab; ${summary}`;
+    },
+  );
 
   await step('a broken trace shows its one-line error in the panel', async () => {
     const alert = webviewFrame(page).locator('[role=alert]');

@@ -1,4 +1,5 @@
-import { statSync } from 'node:fs';
+import { existsSync, statSync } from 'node:fs';
+import path from 'node:path';
 import { analyze } from '../analysis/analyze';
 import { buildSummary, type SummaryJson } from '../analysis/summary';
 import { ImportError, importTrace } from '../import/kineto';
@@ -16,10 +17,13 @@ export async function loadProfileArgument(target: string): Promise<Profile> {
     throw new UserError(`${target}: no such file or folder`);
   }
   try {
-    if (isDirectory) {
-      const { loadSession } = await import('../capture/session');
-      return await loadSession(target);
-    }
+    // A session's own trace file stands for its session: opened alone it would lose the exact call sites
+    // (sites.json) and, in agent mode, every device event (capture.fpc).
+    const { loadSession, SESSION_FILES } = await import('../capture/session');
+    if (isDirectory) return await loadSession(target);
+    const dir = path.dirname(target);
+    if (path.basename(target) === SESSION_FILES.trace && existsSync(path.join(dir, SESSION_FILES.session)))
+      return await loadSession(dir);
     return await importTrace(target);
   } catch (error) {
     if (error instanceof ImportError) throw new UserError(error.message);

@@ -1,7 +1,8 @@
 // npm run test:e2e — the extension in a real VS Code (code-server) driven by Debian Chromium:
 // packages the VSIX, installs it into code-server, opens the examples folder, runs "FlagOS: Profile Current File"
 // on train.py, checks the hover of a known op, the CodeLens, the timeline's selected slice, and that annotations
-// follow edits and dim when the file cannot be mapped. Screenshots go to test-artifacts/e2e/.
+// follow edits and dim when the file cannot be mapped, and that the timeline panel comes back after a window
+// reload. Screenshots go to test-artifacts/e2e/.
 //
 // Needs scripts/install-e2e.sh (run here; quick when installed) and .venv/bin/python with torch
 // (scripts/setup-python.sh). Bounded: the whole run stops after E2E_TIMEOUT_S seconds (default 600), and
@@ -29,6 +30,9 @@ const EXPECTED_OP = 'aten::matmul';
 const steps = createSteps(root, artifacts);
 const { results, log, screenshot, step, commandTitle } = steps;
 let page;
+// The tab "Show in timeline" opened and the op it selected, for the reload step.
+let timelineTab = '';
+let selectedOp = '';
 
 rmSync(artifacts, { recursive: true, force: true });
 mkdirSync(artifacts, { recursive: true });
@@ -213,7 +217,9 @@ try {
     }
     await screenshot('timeline');
     if (!text.startsWith('aten::')) throw new Error(`the timeline selected "${text}", not an op of the line`);
-    return `selected slice: ${text}`;
+    timelineTab = (await page.locator('.tabs-container .tab.active').innerText()).trim();
+    selectedOp = text;
+    return `selected slice: ${text} in tab "${timelineTab}"`;
   });
 
   await step('annotations follow an edit (a line inserted above)', async () => {
@@ -285,6 +291,28 @@ try {
       .first()
       .waitFor({ state: 'detached', timeout: 15_000 });
     await screenshot('cleared');
+  });
+
+  await step('after a window reload the timeline panel is back with its selection', async () => {
+    await runCommand(page, 'Developer: Reload Window');
+    await page.locator('.monaco-workbench').waitFor({ timeout: 90_000 });
+    // A panel restored by its serializer comes back as a tab; its webview loads when the tab is shown.
+    await page.locator('.tabs-container .tab', { hasText: timelineTab }).first().click({ timeout: 60_000 });
+    const summary = webviewFrame(page).locator('.toolbar .summary');
+    await summary.waitFor({ timeout: 90_000 });
+    const name = webviewFrame(page).locator('#details-name');
+    await name.waitFor({ timeout: 30_000 });
+    const text = (await name.innerText()).trim();
+    await screenshot('timeline-after-reload');
+    if (text !== selectedOp)
+      throw new Error(`after the reload the timeline selects "${text}", not "${selectedOp}"`);
+    // Restored from the session's trace file, the profile is still the whole session: exact call sites.
+    const details = await webviewFrame(page).locator('#details').innerText();
+    if (!details.includes('call site'))
+      throw new Error(
+        `after the reload the source is no longer the exact call site: ${details.slice(0, 300)}`,
+      );
+    return `${(await summary.innerText()).trim()}; selected ${text} (${/\S+:\d+ \S+ · call site/.exec(details)?.[0]})`;
   });
   void hoverText;
 } catch {

@@ -2,6 +2,7 @@
 import { mkdirSync, mkdtempSync, readdirSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { gzipSync } from 'node:zlib';
 import { describe, expect, it } from 'vitest';
 import { parseSites, readSites, SitesError } from '../../extension/analysis/sites';
 import { joinArgs, splitArgs } from '../../extension/capture/args';
@@ -9,6 +10,7 @@ import { findInterpreter, InterpreterError, whichOnPath } from '../../extension/
 import { agentArgs, isFlagosTraceLine } from '../../extension/capture/launcher';
 import { loadSession, SessionError } from '../../extension/capture/session';
 import { createSessionDir, listSessions, pruneSessions } from '../../extension/capture/sessions';
+import { loadProfileArgument } from '../../extension/cli/summary';
 import { ImportError } from '../../extension/import/errors';
 
 const tmp = (): string => mkdtempSync(path.join(os.tmpdir(), 'flagprof-unit-'));
@@ -105,6 +107,37 @@ describe('session folders', () => {
     expect((error as Error).message).toBe(
       `${dir}: no trace.json.gz (the script ended before the profiling window opened)`,
     );
+  });
+
+  it("a session's own trace file opens as its session: exact call sites kept; a trace elsewhere stays a trace", async () => {
+    const trace = {
+      traceEvents: [
+        {
+          ph: 'X',
+          cat: 'cpu_op',
+          name: 'aten::mm',
+          pid: 1,
+          tid: 1,
+          ts: 10,
+          dur: 5,
+          args: { 'External id': 7 },
+        },
+      ],
+    };
+    const sites = { version: 1, sites: { '7': [{ file: '/w/train.py', line: 28, function: 'forward' }] } };
+    const session = tmp();
+    writeFileSync(path.join(session, 'trace.json.gz'), gzipSync(JSON.stringify(trace)));
+    writeFileSync(path.join(session, 'sites.json'), JSON.stringify(sites));
+    writeFileSync(path.join(session, 'session.json'), JSON.stringify({ mode: 'cpu' }));
+    const opened = await loadProfileArgument(path.join(session, 'trace.json.gz'));
+    expect(opened.sites?.get(7)?.[0]).toEqual({ file: '/w/train.py', line: 28, function: 'forward' });
+    expect(opened.metadata.session).toEqual({ mode: 'cpu' });
+
+    // The same files without session.json are just a trace and a stray sites.json.
+    const loose = tmp();
+    writeFileSync(path.join(loose, 'trace.json.gz'), gzipSync(JSON.stringify(trace)));
+    writeFileSync(path.join(loose, 'sites.json'), JSON.stringify(sites));
+    expect((await loadProfileArgument(path.join(loose, 'trace.json.gz'))).sites).toBeUndefined();
   });
 
   it('are named by time and script, and only the newest N survive; other folders are left alone', () => {

@@ -6,6 +6,7 @@
  *    thread whose interval contains it). Each link records its provenance.
  *  - per op, kernel and source line: the time tables the views and the CLI show.
  */
+import { IdIndex } from '../model/idIndex';
 import { FlowPhase, Profile, SliceKind, isDeviceKind, isLaunchKind, isOpKind } from '../model/profile';
 import {
   LinkProvenance,
@@ -34,8 +35,8 @@ export function analyze(profile: Profile): Analysis {
   const opParent = new Int32Array(n).fill(-1);
 
   // Ops by External id (torch's numbering covers cpu_op and user_annotation) and runtime calls by correlation.
-  const opByExternalId = new Map<number, number>();
-  const runtimeByCorrelation = new Map<number, number>();
+  const opByExternalId = new IdIndex(n);
+  const runtimeByCorrelation = new IdIndex(n);
   for (let i = 0; i < n; i++) {
     const kind = slices.kind[i];
     if (isOpKind(kind)) {
@@ -43,26 +44,32 @@ export function analyze(profile: Profile): Analysis {
       if (!Number.isNaN(ext)) {
         const prior = opByExternalId.get(ext);
         // A cpu_op wins over a user_annotation with the same id (the op is what launched).
-        if (prior === undefined || (slices.kind[prior] !== SliceKind.CpuOp && kind === SliceKind.CpuOp)) {
+        if (prior < 0 || (slices.kind[prior] !== SliceKind.CpuOp && kind === SliceKind.CpuOp)) {
           opByExternalId.set(ext, i);
         }
       }
       opParent[i] = enclosingOpOf(profile, i);
     } else if (isLaunchKind(kind)) {
       const corr = slices.correlation[i];
-      if (!Number.isNaN(corr) && !runtimeByCorrelation.has(corr)) runtimeByCorrelation.set(corr, i);
+      if (!Number.isNaN(corr)) runtimeByCorrelation.setIfAbsent(corr, i);
     }
   }
 
-  // Launch flows give the link where a trace has no correlation args (Ascend torch_npu).
-  const flowSourceOf = new Map<number, number>();
+  // Launch flows give the link where a trace has no correlation args (Ascend torch_npu). By slice: -1 for none.
+  const flowSourceOf = new Int32Array(n).fill(-1);
+  const launchCategory = new Map<number, boolean>();
   for (const pair of flows.pairs) {
     if (pair.from < 0 || pair.to < 0) continue;
-    if (!LAUNCH_FLOW_CATEGORIES.has(profile.strings.get(pair.cat).toLowerCase())) continue;
-    const existing = flowSourceOf.get(pair.to);
+    let launch = launchCategory.get(pair.cat);
+    if (launch === undefined) {
+      launch = LAUNCH_FLOW_CATEGORIES.has(profile.strings.get(pair.cat).toLowerCase());
+      launchCategory.set(pair.cat, launch);
+    }
+    if (!launch) continue;
+    const existing = flowSourceOf[pair.to];
     // Prefer an op as the source (async_npu) over a runtime call (HostToDevice): it names the launching op.
-    if (existing === undefined || (!isOpKind(slices.kind[existing]) && isOpKind(slices.kind[pair.from]))) {
-      flowSourceOf.set(pair.to, pair.from);
+    if (existing < 0 || (!isOpKind(slices.kind[existing]) && isOpKind(slices.kind[pair.from]))) {
+      flowSourceOf[pair.to] = pair.from;
     }
   }
 
@@ -84,9 +91,9 @@ export function analyze(profile: Profile): Analysis {
     let runtime = -1;
     if (device) {
       const corr = slices.correlation[i];
-      if (!Number.isNaN(corr)) runtime = runtimeByCorrelation.get(corr) ?? -1;
-      const source = flowSourceOf.get(i);
-      if (runtime < 0 && source !== undefined && isLaunchKind(slices.kind[source])) runtime = source;
+      if (!Number.isNaN(corr)) runtime = runtimeByCorrelation.get(corr);
+      const source = flowSourceOf[i];
+      if (runtime < 0 && source >= 0 && isLaunchKind(slices.kind[source])) runtime = source;
       runtimeOf[i] = runtime;
     } else {
       runtime = i;
@@ -97,16 +104,15 @@ export function analyze(profile: Profile): Analysis {
       withExternal++;
       if (device && ext === slices.correlation[i]) externalEqualsCorrelation++;
       const op = opByExternalId.get(ext);
-      if (op !== undefined) {
+      if (op >= 0) {
         byExternal[i] = op;
         externalResolved++;
       }
     }
     let enclosing = runtime >= 0 ? enclosingOpOf(profile, runtime) : -1;
     if (device && enclosing < 0) {
-      const source = flowSourceOf.get(i);
-      if (source !== undefined)
-        enclosing = isOpKind(slices.kind[source]) ? source : enclosingOpOf(profile, source);
+      const source = flowSourceOf[i];
+      if (source >= 0) enclosing = isOpKind(slices.kind[source]) ? source : enclosingOpOf(profile, source);
     }
     byEnclosure[i] = enclosing;
     if (enclosing >= 0) enclosureResolved++;
@@ -219,37 +225,47 @@ function enclosingOpOf(profile: Profile, i: number): number {
 
 function pairFlows(profile: Profile): FlowStats {
   const { flows, strings } = profile;
-  // (category, id) -> first s half and first f half
-  const starts = new Map<number, number>();
-  const finishes = new Map<number, number>();
+  // (category, id) -> first s half and first f half, per category by the interned id (ids are string indices).
+  const starts = new Map<number, IdIndex>();
+  const finishes = new Map<number, IdIndex>();
+  const byCategory = (table: Map<number, IdIndex>, cat: number) => {
+    let ids = table.get(cat);
+    if (!ids) table.set(cat, (ids = new IdIndex(strings.size)));
+    return ids;
+  };
   for (let f = 0; f < flows.length; f++) {
-    const key = flows.cat[f] * 0x100000000 + flows.id[f];
-    if (flows.phase[f] === FlowPhase.Start) {
-      if (!starts.has(key)) starts.set(key, f);
-    } else if (flows.phase[f] === FlowPhase.Finish) {
-      if (!finishes.has(key)) finishes.set(key, f);
-    }
+    const phase = flows.phase[f];
+    if (phase === FlowPhase.Start || phase === FlowPhase.Finish)
+      byCategory(phase === FlowPhase.Start ? starts : finishes, flows.cat[f]).setIfAbsent(flows.id[f], f);
   }
   const stats: FlowStats = { paired: 0, startOnly: 0, finishOnly: 0, pairs: [], byCategory: {} };
   const bucket = (cat: number) => {
     const name = strings.get(cat);
     return (stats.byCategory[name] ??= { paired: 0, startOnly: 0, finishOnly: 0 });
   };
-  for (const [key, s] of starts) {
-    const f = finishes.get(key);
-    if (f === undefined) {
+  // In flow order, so that pairs come in the order their first start appears.
+  for (let s = 0; s < flows.length; s++) {
+    if (flows.phase[s] !== FlowPhase.Start) continue;
+    const cat = flows.cat[s];
+    const id = flows.id[s];
+    if (starts.get(cat)?.get(id) !== s) continue;
+    const f = finishes.get(cat)?.get(id) ?? -1;
+    if (f < 0) {
       stats.startOnly++;
-      bucket(flows.cat[s]).startOnly++;
+      bucket(cat).startOnly++;
       continue;
     }
     stats.paired++;
-    bucket(flows.cat[s]).paired++;
-    stats.pairs.push({ cat: flows.cat[s], id: flows.id[s], from: flows.slice[s], to: flows.slice[f] });
+    bucket(cat).paired++;
+    stats.pairs.push({ cat, id, from: flows.slice[s], to: flows.slice[f] });
   }
-  for (const [key, f] of finishes) {
-    if (starts.has(key)) continue;
+  for (let f = 0; f < flows.length; f++) {
+    if (flows.phase[f] !== FlowPhase.Finish) continue;
+    const cat = flows.cat[f];
+    const id = flows.id[f];
+    if (finishes.get(cat)?.get(id) !== f || starts.get(cat)?.has(id)) continue;
     stats.finishOnly++;
-    bucket(flows.cat[f]).finishOnly++;
+    bucket(cat).finishOnly++;
   }
   return stats;
 }

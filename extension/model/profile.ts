@@ -81,23 +81,48 @@ export class ArgsArena {
   /** Appends bytes [start, end) of source; returns the args index. */
   append(source: Uint8Array, start: number, end: number): number {
     const n = end - start;
-    if (this.used + n > this.bytes.length) {
-      let cap = this.bytes.length * 2;
-      while (cap < this.used + n) cap *= 2;
-      const next = new Uint8Array(cap);
-      next.set(this.bytes.subarray(0, this.used));
-      this.bytes = next;
-    }
+    this.reserve(this.used + n, this.count + 2);
     this.bytes.set(source.subarray(start, end), this.used);
-    if (this.count + 1 >= this.offsets.length) {
-      const next = new Float64Array(this.offsets.length * 2);
-      next.set(this.offsets);
-      this.offsets = next;
-    }
     this.offsets[this.count] = this.used;
     this.used += n;
     this.offsets[this.count + 1] = this.used;
     return this.count++;
+  }
+
+  /**
+   * Appends entries [from, to) of another arena-shaped block (entry i is source[offsets[i], offsets[i + 1])) with
+   * one copy; returns the index of the first. Millions of entries from a decoded capture would otherwise cost a
+   * view and a copy each.
+   */
+  appendBlock(source: Uint8Array, sourceOffsets: Float64Array, from: number, to: number): number {
+    const first = this.count;
+    if (to <= from) return first;
+    const begin = sourceOffsets[from];
+    const n = sourceOffsets[to] - begin;
+    this.reserve(this.used + n, this.count + (to - from) + 1);
+    this.bytes.set(source.subarray(begin, begin + n), this.used);
+    const shift = this.used - begin;
+    for (let i = from; i <= to; i++) this.offsets[this.count + (i - from)] = sourceOffsets[i] + shift;
+    this.used += n;
+    this.count += to - from;
+    return first;
+  }
+
+  private reserve(bytes: number, offsets: number): void {
+    if (bytes > this.bytes.length) {
+      let cap = this.bytes.length * 2;
+      while (cap < bytes) cap *= 2;
+      const next = new Uint8Array(cap);
+      next.set(this.bytes.subarray(0, this.used));
+      this.bytes = next;
+    }
+    if (offsets > this.offsets.length) {
+      let cap = this.offsets.length * 2;
+      while (cap < offsets) cap *= 2;
+      const next = new Float64Array(cap);
+      next.set(this.offsets.subarray(0, this.count + 1));
+      this.offsets = next;
+    }
   }
 
   /** Appends a JSON text (for args that did not come from bytes, e.g. decoded captures). */

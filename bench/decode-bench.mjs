@@ -1,13 +1,27 @@
 // Decoding throughput of agent-mode captures through the native addon: a synthetic capture of 10 million CUPTI
 // records (per launch: external correlation, cudaLaunchKernel runtime record, Kernel10 record) decoded to columns.
-// Reports records/s against the 20 M/s target, and the cost of also producing every event's metadata JSON.
+// Reports records/s against the 20 M/s target, the cost of also producing every event's metadata JSON, and how
+// long opening an agent-mode session of a million records takes next to opening the same events from a Kineto trace.
 //   node bench/decode-bench.mjs [--records N] [--runs K]
-import { existsSync, mkdtempSync, openSync, writeSync, closeSync, fsyncSync, rmSync, statSync } from 'node:fs';
+import {
+  existsSync,
+  mkdtempSync,
+  openSync,
+  writeSync,
+  closeSync,
+  fsyncSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from 'node:fs';
+import { createRequire } from 'node:module';
 import os from 'node:os';
 import path from 'node:path';
 import { setImmediate } from 'node:timers/promises';
 import { parseArgs } from 'node:util';
 import { fileURLToPath } from 'node:url';
+import { gzipSync } from 'node:zlib';
+import { build } from 'esbuild';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const { values } = parseArgs({ options: { records: { type: 'string' }, runs: { type: 'string' } } });
@@ -217,5 +231,75 @@ console.log(
   `decode with metadata JSON: ${(withArgs.counts.records / sArgs / 1e6).toFixed(1)} M records/s ` +
     `(${(sArgs / sPlain).toFixed(1)}x the columns-only time on ${withArgs.counts.records} records)`,
 );
+// Opening an agent-mode session as the extension does (decode with metadata, place the events in the profile,
+// link and attribute), against the same events read from a Kineto JSON trace (what kineto mode opens).
+const entry = path.join(root, 'bench', 'out', 'decode-open.cjs');
+await build({
+  stdin: {
+    contents: `
+      export { importTrace } from './extension/import/kineto';
+      export { mergeCapture } from './extension/import/capture';
+      export { analyze } from './extension/analysis/analyze';
+    `,
+    resolveDir: root,
+    loader: 'ts',
+  },
+  outfile: entry,
+  bundle: true,
+  platform: 'node',
+  format: 'cjs',
+  target: 'node20',
+  logLevel: 'warning',
+});
+const lib = createRequire(import.meta.url)(entry);
+const t0us = Number(T0 / 1000n);
+const cpuTrace = path.join(dir, 'cpu.trace.json.gz');
+writeFileSync(
+  cpuTrace,
+  gzipSync(
+    JSON.stringify({
+      traceEvents: [{ ph: 'X', cat: 'cpu_op', name: 'aten::mm', pid: 1, tid: 1, ts: t0us, dur: 1e6, args: {} }],
+    }),
+  ),
+);
+const kinetoTrace = path.join(dir, 'same-events.pt.trace.json');
+const kfd = openSync(kinetoTrace, 'w');
+writeSync(kfd, '{"traceEvents": [\n');
+const kernelName = 'void at::native::bitonicSortKVInPlace<float>(float*, int)';
+for (let i = 0; i < smallLaunches; i++) {
+  const corr = i + 1;
+  const ts = (t0us + i * 4).toFixed(3);
+  const k = (t0us + i * 4 + 2).toFixed(3);
+  writeSync(
+    kfd,
+    `${i ? ',\n' : ''}{"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 1, "tid": 1, "ts": ${ts}, "dur": 1.5, ` +
+      `"args": {"External id": ${corr >> 2}, "cbid": 211, "correlation": ${corr}}},\n` +
+      `{"ph": "X", "cat": "kernel", "name": "${kernelName}", "pid": 0, "tid": 7, "ts": ${k}, "dur": 1.5, ` +
+      `"args": {"External id": ${corr >> 2}, "queued": 0, "device": 0, "context": 1, "stream": 7, "correlation": ${corr}, ` +
+      `"registers per thread": 32, "shared memory": 0, "blocks per SM": 0.00758, "warps per SM": 0.0303, ` +
+      `"grid": [1, 1, 1], "block": [128, 1, 1], "est. achieved occupancy %": 0}},\n` +
+      `{"ph": "s", "id": ${corr}, "pid": 1, "tid": 1, "ts": ${ts}, "cat": "ac2g", "name": "ac2g"},\n` +
+      `{"ph": "f", "id": ${corr}, "pid": 0, "tid": 7, "ts": ${k}, "cat": "ac2g", "name": "ac2g", "bp": "e"}`,
+  );
+}
+writeSync(kfd, '\n]}\n');
+closeSync(kfd);
+await release();
+t = performance.now();
+const agentProfile = await lib.importTrace(cpuTrace);
+lib.mergeCapture(agentProfile, small);
+lib.analyze(agentProfile);
+const sAgent = (performance.now() - t) / 1000;
+await release();
+t = performance.now();
+const kinetoProfile = await lib.importTrace(kinetoTrace);
+lib.analyze(kinetoProfile);
+const sKineto = (performance.now() - t) / 1000;
+console.log(
+  `open an agent-mode session (${smallLaunches * 2} events, metadata included): ${sAgent.toFixed(2)} s; ` +
+    `the same events from a Kineto trace (${(statSync(kinetoTrace).size / 2 ** 20).toFixed(0)} MiB): ${sKineto.toFixed(2)} s ` +
+    `(${(sAgent / sKineto).toFixed(2)}x)`,
+);
+
 if (!process.env.FLAGPROF_BENCH_KEEP) rmSync(dir, { recursive: true, force: true });
 else console.log(`kept ${file}`);

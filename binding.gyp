@@ -11,6 +11,7 @@
       "sources": [
         "native/tracer/device_tracer.cc",
         "native/tracer/cupti_decode.cc",
+        "native/tracer/mspti_decode.cc",
         "native/tracer/fpc_format.cc",
         "native/tracer/capture_decoder.cc"
       ]
@@ -26,7 +27,7 @@
       "target_name": "flagprof_agent",
       "type": "shared_library",
       "product_prefix": "lib",
-      "sources": ["native/agent/agent.cc"],
+      "sources": ["native/agent/agent.cc", "native/agent/cupti_binding.cc", "native/agent/mspti_binding.cc"],
       "dependencies": ["flagprof_tracer"],
       "cflags_cc": ["-fvisibility=hidden"],
       "ldflags": ["-Wl,--exclude-libs,ALL"],

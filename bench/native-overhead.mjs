@@ -33,11 +33,13 @@ for (const [file, fix] of [
   }
 }
 const outDir = path.join(root, 'out', 'native');
-// Compiles a C source of test/fake-cupti into out/native when missing or older than its source.
+// Compiles a C source of test/fake-cupti into out/native when missing or older than what it is built from.
 function buildC(name, output, libraries) {
   const source = path.join(root, 'test', 'fake-cupti', name);
   const target = path.join(outDir, output);
-  if (existsSync(target) && statSync(target).mtimeMs >= statSync(source).mtimeMs) return target;
+  const dependencies = [source, path.join(root, 'test', 'fake-vendor', 'delivery.h')];
+  if (existsSync(target) && dependencies.every((file) => statSync(target).mtimeMs >= statSync(file).mtimeMs))
+    return target;
   mkdirSync(outDir, { recursive: true });
   const include = execFileSync(
     process.execPath,

@@ -654,6 +654,115 @@ const RULES: Rule[] = [
     }),
   },
   {
+    code: 'M0',
+    component: 'mspti',
+    pattern: rx(F, `bound msptiActivityRegisterCallbacks -> (.*) \\(MSPTI version ${U}\\)`),
+    parse: (m) =>
+      info(
+        `Bound ${m[1]} (MSPTI version ${m[2]}).`,
+        { apiVersion: n(m[2]) },
+        { library: m[1], apiVersion: m[2] },
+      ),
+  },
+  {
+    code: 'M9',
+    component: 'mspti',
+    pattern: rx(F, 'MSPTI activity setup results: (.*)', false),
+    parse: (m) => {
+      const counts = keyValues(m[1]);
+      const critical =
+        (counts.API ?? 0) !== 0 || (counts.EXTERNAL_CORRELATION ?? 0) !== 0 || (counts.CALLBACKS ?? 0) !== 0;
+      const any = Object.values(counts).some((v) => v !== 0);
+      return {
+        severity: critical ? 'error' : any ? 'warning' : 'info',
+        message: critical
+          ? 'Session setup failed for CALLBACKS, API or EXTERNAL_CORRELATION: no API events or no device-time attribution.'
+          : any
+            ? 'An MSPTI activity kind could not be enabled (MEMCPY/MEMSET need libmspti.so preloaded at process start).'
+            : 'All MSPTI activity kinds enabled at session start.',
+        counts,
+      };
+    },
+  },
+  {
+    code: 'M13',
+    component: 'mspti',
+    pattern: rx(F, 'MSPTI bufferRequested callback invoked'),
+    parse: () => ({
+      severity: 'debug',
+      message: 'Activity buffer requested.',
+      counts: { buffersRequested: 1 },
+    }),
+  },
+  {
+    code: 'M14',
+    component: 'mspti',
+    pattern: rx(F, `MSPTI bufferCompleted callback invoked, validSize=${U}`),
+    parse: (m) =>
+      m[1] === '0'
+        ? {
+            severity: 'warning',
+            message: 'An activity buffer completed empty.',
+            counts: { buffersCompleted: 1, validSize: 0 },
+          }
+        : {
+            severity: 'debug',
+            message: 'Activity buffer completed.',
+            counts: { buffersCompleted: 1, validSize: n(m[1]) },
+          },
+  },
+  {
+    code: 'M15',
+    component: 'mspti',
+    ungated: true,
+    pattern: rx(F, `msptiActivityFlushAll returned ${R}: (.*)`, false),
+    parse: (m) => ({
+      severity: 'warning',
+      message: 'The final MSPTI flush failed: the last activity records may be missing.',
+      counts: { result: n(m[1]) },
+    }),
+  },
+  {
+    code: 'M16',
+    component: 'mspti',
+    ungated: true,
+    multiline: true,
+    pattern: rx(F, 'MSPTI activity records failed the layout self-check \\((.*)\\)\\.'),
+    parse: (m) => ({
+      severity: 'error',
+      message: `MSPTI record layout does not match the bound library (${m[1]}): affected records are dropped. Point FLAGOS_TRACER_LIBRARY at the libmspti.so of the running CANN.`,
+      fields: { reason: m[1] },
+    }),
+  },
+  {
+    code: 'M17',
+    component: 'mspti',
+    ungated: true,
+    pattern: rx(
+      F,
+      `MSPTI buffer hit the per-buffer record bound \\(${U}\\) for buffer size ${U} bytes(.*)`,
+      false,
+    ),
+    parse: (m) => ({
+      severity: 'warning',
+      message:
+        'An MSPTI buffer hit the per-buffer record cap: the tail of that buffer is missing from the capture.',
+      counts: { recordBound: n(m[1]), bufferBytes: n(m[2]) },
+    }),
+  },
+  {
+    code: 'M18',
+    component: 'mspti',
+    ungated: true,
+    pattern: rx(F, `MSPTI activity buffer allocation failed \\(${U} bytes\\)(.*)`, false),
+    parse: (m) => ({
+      severity: 'warning',
+      message:
+        'Host allocation of an MSPTI activity buffer failed: records are dropped while memory is short.',
+      counts: { bufferBytes: n(m[1]) },
+    }),
+  },
+  {
     code: 'M7',
     component: 'mspti',
     pattern: rx(F, 'MSPTI session started'),

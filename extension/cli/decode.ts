@@ -43,7 +43,8 @@ function countsLine(capture: DecodedCapture): string {
   return (
     `kernel=${c.kernel} memcpy=${c.memcpy} memset=${c.memset} runtime=${c.runtime} driver=${c.driver} ` +
     `external-correlation=${c.externalCorrelation} device-records=${c.deviceRecords} dropped=${c.dropped} ` +
-    `no-timing=${c.noTiming} rejected=${c.implausible + c.malformed} frames=${c.frames} bad-frames=${c.badFrames}`
+    `no-timing=${c.noTiming} rejected=${c.implausible + c.malformed} frames=${c.frames} bad-frames=${c.badFrames}` +
+    (c.correlationOutOfRange ? ` correlation-out-of-range=${c.correlationOutOfRange}` : '')
   );
 }
 

@@ -5,6 +5,7 @@
  * carried as is (it drives attribution, the correlation id never does), and strict capture-window containment
  * with every event left out counted in profile.warnings.
  */
+import { IdIndex } from '../model/idIndex';
 import { FlowPhase, Profile, SliceKind, type Track } from '../model/profile';
 import { ImportError } from './errors';
 import { CaptureEventKind, loadAddon, type DecodedCapture } from './addon';
@@ -17,8 +18,24 @@ const SLICE_KIND: readonly SliceKind[] = [
   SliceKind.Runtime,
   SliceKind.Driver,
 ];
-/** The categories Kineto writes for the same activities on CUDA. */
-const CATEGORY: readonly string[] = ['kernel', 'gpu_memcpy', 'gpu_memset', 'cuda_runtime', 'cuda_driver'];
+/** The categories Kineto writes for the same device activities (kernel, memcpy, memset) on every vendor. */
+const DEVICE_CATEGORY: readonly string[] = ['kernel', 'gpu_memcpy', 'gpu_memset'];
+
+/**
+ * How each vendor's own traces name what a capture holds: the device process ("GPU 0"; Ascend traces say
+ * "NPU"), its stream tracks, and the runtime category (a PrivateUse1 backend's Kineto plugin writes
+ * privateuse1_runtime). Naming only: the events are placed and linked the same way for every vendor.
+ */
+interface VendorNaming {
+  device: string;
+  stream: string;
+  runtime: string;
+  driver: string;
+}
+const NAMING: Record<string, VendorNaming> = {
+  cupti: { device: 'GPU', stream: 'stream', runtime: 'cuda_runtime', driver: 'cuda_driver' },
+  mspti: { device: 'NPU', stream: 'Stream', runtime: 'privateuse1_runtime', driver: 'privateuse1_driver' },
+};
 
 export interface MergeResult {
   added: number;
@@ -125,10 +142,16 @@ function placeEvents(profile: Profile, capture: DecodedCapture): MergeResult {
     return id;
   };
 
-  const categories = CATEGORY.map((c) => strings.intern(c));
+  const naming = NAMING[capture.vendor] ?? NAMING.cupti;
+  // Indexed by EventKind: Kernel, Memcpy, Memset, Runtime, Driver.
+  const categories = [...DEVICE_CATEGORY, naming.runtime, naming.driver].map((c) => strings.intern(c));
   const nameIds = capture.names.map((name) => strings.intern(name));
   const flowCategory = strings.intern('ac2g');
-  const args = capture.args;
+  // Every event's metadata in one copy (those left out by the window too: a few bytes kept for nothing beats a
+  // copy per event).
+  const argsBase = capture.args
+    ? profile.args.appendBlock(capture.args.bytes, capture.args.offsets, 0, n)
+    : -1;
 
   const inWindow = new Uint8Array(n);
   let outsideWindow = 0;
@@ -142,31 +165,55 @@ function placeEvents(profile: Profile, capture: DecodedCapture): MergeResult {
   }
 
   // Runtime call per correlation id (the launch side of the flow).
-  const launchSlice = new Map<number, number>();
+  const launchSlice = new IdIndex(n);
   const deviceSlices: number[] = [];
+  let lastDevice = -1;
+  let lastStream = -1;
+  let deviceTrack = -1;
+  let lastProcess = -1;
+  let lastThread = -1;
+  let cpuTrack = -1;
   slices.reserve(slices.length + n);
   for (let i = 0; i < n; i++) {
     if (!inWindow[i]) continue;
     const kind = capture.kind[i];
     const isDevice = kind <= CaptureEventKind.Memset;
-    const track = isDevice
-      ? trackFor(
+    // Consecutive events mostly share their stream or thread: the track is looked up (by name) only on a change.
+    let track: number;
+    if (isDevice) {
+      if (capture.device[i] !== lastDevice || capture.stream[i] !== lastStream || deviceTrack < 0) {
+        lastDevice = capture.device[i];
+        lastStream = capture.stream[i];
+        deviceTrack = trackFor(
           'device',
-          String(capture.device[i]),
-          `stream ${capture.stream[i]}`,
-          `stream ${capture.stream[i]}`,
-          `GPU ${capture.device[i]}`,
-        )
-      : trackFor(
-          'cpu',
-          String(capture.process[i]),
-          String(capture.thread[i]),
-          `Thread ${capture.thread[i]}`,
-          `Process ${capture.process[i]}`,
+          String(lastDevice),
+          `stream ${lastStream}`,
+          `${naming.stream} ${lastStream}`,
+          `${naming.device} ${lastDevice}`,
         );
+      }
+      track = deviceTrack;
+    } else {
+      if (capture.process[i] !== lastProcess || capture.thread[i] !== lastThread || cpuTrack < 0) {
+        lastProcess = capture.process[i];
+        lastThread = capture.thread[i];
+        cpuTrack = trackFor(
+          'cpu',
+          String(lastProcess),
+          String(lastThread),
+          `Thread ${lastThread}`,
+          `Process ${lastProcess}`,
+        );
+      }
+      track = cpuTrack;
+    }
     const start = capture.start[i] + shift;
     const dur = capture.end[i] - capture.start[i];
-    const argsIndex = args ? profile.args.append(args.bytes, args.offsets[i], args.offsets[i + 1]) : -1;
+    const argsIndex = argsBase < 0 ? -1 : argsBase + i;
+    // Correlation 0 is no id (vendors number from 1; a 64-bit id that did not fit is decoded as 0): such an
+    // event is neither paired nor linked through a runtime call.
+    const vendorCorrelation = capture.correlation[i];
+    const correlation = vendorCorrelation === 0 ? NaN : vendorCorrelation;
     const slice = slices.push(
       SLICE_KIND[kind],
       track,
@@ -174,12 +221,13 @@ function placeEvents(profile: Profile, capture: DecodedCapture): MergeResult {
       dur,
       nameIds[capture.name[i]],
       categories[kind],
-      capture.correlation[i],
+      correlation,
       capture.externalId[i],
       argsIndex,
     );
+    if (vendorCorrelation === 0) continue;
     if (isDevice) deviceSlices.push(slice);
-    else if (!launchSlice.has(capture.correlation[i])) launchSlice.set(capture.correlation[i], slice);
+    else launchSlice.setIfAbsent(vendorCorrelation, slice);
   }
 
   // Flows keyed on the vendor correlation id; only complete pairs are written, so every arrow renders.
@@ -188,7 +236,7 @@ function placeEvents(profile: Profile, capture: DecodedCapture): MergeResult {
   for (const device of deviceSlices) {
     const corr = slices.correlation[device];
     const launch = launchSlice.get(corr);
-    if (launch === undefined) {
+    if (launch < 0) {
       unpairedDevice++;
       continue;
     }

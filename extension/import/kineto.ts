@@ -368,7 +368,7 @@ class TraceParser {
             continue;
           }
           case State.ObjectColon: {
-            if (c !== Ch.Colon) this.fail(p, `':' after "${this.currentKey}"`);
+            if (c !== Ch.Colon) this.fail(p, `':' after ${JSON.stringify(this.currentKey)}`); // escaped: the message stays one line
             this.state = State.ObjectValue;
             p++;
             continue;

@@ -13,6 +13,7 @@
 #include <string>
 
 #include "../tracer/capture_decoder.h"
+#include "../tracer/fpc_format.h"
 
 namespace {
 
@@ -126,6 +127,7 @@ Napi::Object counts(Napi::Env env, const flagprof::CaptureCounts& c) {
   set("implausible", c.implausible);
   set("malformed", c.malformed);
   set("dropped", c.dropped);
+  set("correlationOutOfRange", c.correlationOutOfRange);
   return o;
 }
 
@@ -162,7 +164,9 @@ Napi::Value DecodeCapture(const Napi::CallbackInfo& info) {
 
   Napi::Object result = Napi::Object::New(env);
   result.Set("formatVersion", Napi::Number::New(env, capture.formatVersion));
-  result.Set("vendor", Napi::String::New(env, capture.vendor == 1 ? "cupti" : "unknown"));
+  result.Set("vendor", Napi::String::New(env, capture.vendor == flagprof::fpc::VendorCupti   ? "cupti"
+                                              : capture.vendor == flagprof::fpc::VendorMspti ? "mspti"
+                                                                                             : "unknown"));
   result.Set("apiVersion", Napi::Number::New(env, capture.apiVersion));
   result.Set("pid", Napi::Number::New(env, capture.pid));
   result.Set("library", Napi::String::New(env, capture.library));

@@ -8,6 +8,7 @@
 #include <sys/mman.h>
 
 #include "fpc_format.h"
+#include "mspti_decode.h"
 
 namespace flagprof {
 
@@ -80,6 +81,27 @@ class ExternalTable {
   size_t populated_ = 0;
 };
 
+// What the decoder needs from a vendor, resolved at compile time: the CUPTI path pays no call or branch for
+// the other vendors.
+struct CuptiRecords {
+  static constexpr bool kNamesFromStrings = false;  // runtime names from callback ids, after the whole file
+  static constexpr bool kKernelType = false;        // one string per record
+  static constexpr bool kWideCorrelation = false;   // 32-bit correlation ids
+  static RecordClass parse(const uint8_t* rec, size_t size, ParsedRecord& r) { return cupti::parseRecord(rec, size, r); }
+  static std::string memcpyName(const ParsedRecord& r) { return cupti::memcpyName(r); }
+  static std::string memsetName(const ParsedRecord& r) { return cupti::memsetName(r); }
+};
+
+struct MsptiRecords {
+  static constexpr bool kNamesFromStrings = true;  // API records point to their name
+  static constexpr bool kKernelType = true;        // kernels point to a name and a type
+  static constexpr bool kWideCorrelation = true;   // 64-bit correlation ids
+  static RecordClass parse(const uint8_t* rec, size_t size, ParsedRecord& r) { return mspti::parseRecord(rec, size, r); }
+  static std::string memcpyName(const ParsedRecord& r) { return mspti::memcpyName(r); }
+  static std::string memsetName(const ParsedRecord& r) { return mspti::memsetName(r); }
+};
+
+template <typename Vendor>
 class Decoder {
  public:
   Decoder(const uint8_t* data, size_t size, DecodedCapture& out, DecodeOptions options)
@@ -161,11 +183,13 @@ class Decoder {
   const uint32_t streamedFrame_;
   std::vector<std::string_view> frameStrings_;
   std::vector<uint32_t> frameStringName_;
+  std::vector<uint32_t> frameStringDetail_;  // MSPTI kernel type per string entry
   std::unordered_map<std::string, uint32_t> kernelNames_;
+  std::unordered_map<std::string, uint32_t> rawNames_;  // MSPTI API names and kernel types, kept as written
   std::unordered_map<uint32_t, uint32_t> copyNames_;
   ExternalTable denseExternal_;
-  cupti::ParsedRecord parsed_;  // reused: see parseRecord
-  bool warnedImplausible_ = false, warnedMalformed_ = false;
+  ParsedRecord parsed_;  // reused: see parseRecord
+  bool warnedImplausible_ = false, warnedMalformed_ = false, warnedCorrelation_ = false;
 
   // Columns are sized once to the most events the file can hold (an event record takes at least 48 bytes with
   // its entry header) and written through plain pointers: push_back would re-read every column's end pointer
@@ -193,6 +217,7 @@ class Decoder {
       o.recordOffset.resize(n);
       o.recordSize.resize(n);
     }
+    if constexpr (Vendor::kKernelType) o.detail.resize(n, kNoString);
     at_ = {o.kind.data(),   o.start.data(),  o.end.data(),    o.recordOffset.data(), o.correlation.data(),
            o.device.data(), o.stream.data(), o.thread.data(), o.process.data(),      o.name.data(),
            o.cbid.data(),   o.recordSize.data()};
@@ -351,6 +376,7 @@ class Decoder {
     const size_t events = n_, diagnostics = out_.diagnostics.size();
     const CaptureCounts counts = out_.counts;
     const bool warnedImplausible = warnedImplausible_, warnedMalformed = warnedMalformed_;
+    const bool warnedCorrelation = warnedCorrelation_;
     checkedTo_ = data_ + offset;
     frameEnd_ = payload + length;
     runningCrc_ = 0;
@@ -367,6 +393,7 @@ class Decoder {
       out_.diagnostics.resize(diagnostics);
       warnedImplausible_ = warnedImplausible;
       warnedMalformed_ = warnedMalformed;
+      warnedCorrelation_ = warnedCorrelation;
       return false;
     }
     for (const auto& [correlation, externalId] : pendingExternal_) setExternal(correlation, externalId);
@@ -382,6 +409,7 @@ class Decoder {
     if (stringCount > (length - at) / 4) return malformedFrame(frameOffset, "string table overruns");
     frameStrings_.clear();
     frameStringName_.assign(stringCount, kNoString);
+    if constexpr (Vendor::kKernelType) frameStringDetail_.assign(stringCount, kNoString);
     for (uint32_t i = 0; i < stringCount; ++i) {
       if (length - at < 4) return malformedFrame(frameOffset, "string table overruns");
       const uint32_t n = load<uint32_t>(p + at);
@@ -408,11 +436,18 @@ class Decoder {
   void record(const uint8_t* rec, uint32_t size, uint32_t stringIndex, size_t offset) {
     auto& c = out_.counts;
     c.records++;
-    cupti::ParsedRecord& r = parsed_;
-    switch (cupti::parseRecord(rec, size, r)) {
-      case cupti::RecordClass::Event: break;
-      case cupti::RecordClass::ExternalCorrelation:
+    ParsedRecord& r = parsed_;
+    const RecordClass cls = Vendor::parse(rec, size, r);
+    if constexpr (Vendor::kWideCorrelation) {
+      if (r.correlationOutOfRange) correlationOutOfRange(offset);
+    }
+    switch (cls) {
+      case RecordClass::Event: break;
+      case RecordClass::ExternalCorrelation:
         c.externalCorrelation++;
+        if constexpr (Vendor::kWideCorrelation) {
+          if (r.correlation == 0) return;  // no usable id (0 is the vendor's "invalid", or it did not fit)
+        }
         if (r.externalId <= uint64_t(std::numeric_limits<int64_t>::max())) {
           if (deferring_) {
             pendingExternal_.emplace_back(r.correlation, int64_t(r.externalId));
@@ -421,7 +456,7 @@ class Decoder {
           }
         }
         return;
-      case cupti::RecordClass::Device: {
+      case RecordClass::Device: {
         cupti::DeviceProperties d;
         if (cupti::parseDeviceRecord(rec, size, d)) {
           if (deferring_) {
@@ -433,9 +468,9 @@ class Decoder {
         c.deviceRecords++;
         return;
       }
-      case cupti::RecordClass::Ignored: c.ignored++; return;
-      case cupti::RecordClass::NoTiming: c.noTiming++; return;
-      case cupti::RecordClass::Implausible:
+      case RecordClass::Ignored: c.ignored++; return;
+      case RecordClass::NoTiming: c.noTiming++; return;
+      case RecordClass::Implausible:
         c.implausible++;
         if (!warnedImplausible_) {
           warnedImplausible_ = true;
@@ -446,7 +481,7 @@ class Decoder {
                int64_t(offset));
         }
         return;
-      case cupti::RecordClass::Malformed:
+      case RecordClass::Malformed:
         c.malformed++;
         if (!warnedMalformed_) {
           warnedMalformed_ = true;
@@ -457,11 +492,13 @@ class Decoder {
         }
         return;
     }
-    uint32_t nameIndex = 0;
+    uint32_t nameIndex = 0, detailIndex = kNoString;
     switch (r.kind) {
       case EventKind::Kernel: {
         c.kernel++;
-        if (stringIndex < frameStrings_.size()) {
+        if constexpr (Vendor::kKernelType) {
+          kernelWithType(stringIndex, nameIndex, detailIndex);
+        } else if (stringIndex < frameStrings_.size()) {
           uint32_t& cached = frameStringName_[stringIndex];
           if (cached == kNoString) {
             std::string raw(frameStrings_[stringIndex]);
@@ -478,13 +515,17 @@ class Decoder {
       case EventKind::Memcpy:
         c.memcpy++;
         nameIndex = copyName((1u << 24) | (uint32_t(r.copyKind) << 16) | (uint32_t(r.srcKind) << 8) | r.dstKind,
-                             [&] { return cupti::memcpyName(r); });
+                             [&] { return Vendor::memcpyName(r); });
         break;
       case EventKind::Memset:
         c.memset++;
-        nameIndex = copyName((2u << 24) | r.memoryKind, [&] { return cupti::memsetName(r); });
+        nameIndex = copyName((2u << 24) | r.memoryKind, [&] { return Vendor::memsetName(r); });
         break;
-      case EventKind::Runtime: c.runtime++; break;  // named after the whole file is read (names frames come last)
+      case EventKind::Runtime:
+        c.runtime++;
+        // CUPTI: named after the whole file is read (names frames come last); MSPTI: the record names itself.
+        if constexpr (Vendor::kNamesFromStrings) nameIndex = runtimeFromString(stringIndex);
+        break;
       case EventKind::Driver: c.driver++; break;
     }
     if (n_ == capacity_) resizeColumns(capacity_ * 2);
@@ -504,6 +545,56 @@ class Decoder {
       at_.recordOffset[i] = offset;
       at_.recordSize[i] = size;
     }
+    if constexpr (Vendor::kKernelType) out_.detail[i] = detailIndex;
+  }
+
+  void correlationOutOfRange(size_t offset) {
+    out_.counts.correlationOutOfRange++;
+    if (warnedCorrelation_) return;
+    warnedCorrelation_ = true;
+    note("warning", "correlation-range",
+         "activity record at offset " + std::to_string(offset) +
+             " carries a correlation id above 4294967295: such records are kept without a correlation (no flow "
+             "arrow, not linked through their runtime call) and counted",
+         int64_t(offset));
+  }
+
+  uint32_t rawName(std::string_view raw) {
+    std::string key(raw);
+    auto it = rawNames_.find(key);
+    if (it == rawNames_.end()) it = rawNames_.emplace(key, intern(key)).first;
+    return it->second;
+  }
+
+  // MSPTI kernels: the entry holds the name and the type (fpc_format.h); both are interned once per entry.
+  void kernelWithType(uint32_t stringIndex, uint32_t& nameIndex, uint32_t& detailIndex) {
+    if (stringIndex >= frameStrings_.size()) {
+      nameIndex = copyName(0xfffffffeu, [] { return std::string("kernel"); });
+      return;
+    }
+    uint32_t& cached = frameStringName_[stringIndex];
+    if (cached == kNoString) {
+      const mspti::KernelStrings s = mspti::splitKernelStrings(frameStrings_[stringIndex]);
+      if (s.name.empty()) {
+        cached = copyName(0xfffffffeu, [] { return std::string("kernel"); });
+      } else {
+        std::string raw(s.name);
+        auto it = kernelNames_.find(raw);
+        if (it == kernelNames_.end()) it = kernelNames_.emplace(raw, intern(demangle(raw))).first;
+        cached = it->second;
+      }
+      frameStringDetail_[stringIndex] = s.type.empty() ? kNoString : rawName(s.type);
+    }
+    nameIndex = cached;
+    detailIndex = frameStringDetail_[stringIndex];
+  }
+
+  uint32_t runtimeFromString(uint32_t stringIndex) {
+    if (stringIndex >= frameStrings_.size() || frameStrings_[stringIndex].empty())
+      return copyName(0xfffffffdu, [] { return std::string(mspti::kGenericRuntimeName); });
+    uint32_t& cached = frameStringName_[stringIndex];
+    if (cached == kNoString) cached = rawName(frameStrings_[stringIndex]);
+    return cached;
   }
 
   template <typename F>
@@ -556,6 +647,7 @@ class Decoder {
         if (it != o.context.externalByCorrelation.end()) ext = it->second;
       }
       o.external[i] = ext;
+      if constexpr (Vendor::kNamesFromStrings) continue;
       const uint8_t kind = o.kind[i];
       if (kind == uint8_t(EventKind::Runtime) || kind == uint8_t(EventKind::Driver)) {
         auto& cache = kind == uint8_t(EventKind::Runtime) ? runtimeNames : driverNames;
@@ -572,7 +664,7 @@ class Decoder {
   }
 
   uint32_t nameFor(EventKind kind, uint32_t cbid) {
-    cupti::ParsedRecord r;
+    ParsedRecord r;
     r.kind = kind;
     r.cbid = cbid;
     std::string name = cupti::eventName(r, {}, out_.context);
@@ -608,13 +700,22 @@ bool decodeCapture(const uint8_t* data, size_t size, DecodedCapture& out, std::s
   out.apiVersion = load<uint32_t>(data + 16);
   out.pid = load<uint32_t>(data + 20);
   out.calibration.emplace_back(load<uint64_t>(data + 24), load<uint64_t>(data + 32));
-  if (out.vendor != fpc::VendorCupti) {
-    error = "capture from vendor " + std::to_string(out.vendor) + " at offset 12: this build decodes CUPTI (1) only";
-    return false;
+  switch (out.vendor) {
+    case fpc::VendorCupti: Decoder<CuptiRecords>(data, size, out, options).run(); return true;
+    case fpc::VendorMspti: Decoder<MsptiRecords>(data, size, out, options).run(); return true;
+    default:
+      error = "capture from vendor " + std::to_string(out.vendor) +
+              " at offset 12: this build decodes CUPTI (1) and MSPTI (2)";
+      return false;
   }
-  Decoder(data, size, out, options).run();
-  return true;
 }
+
+namespace {
+std::string_view kernelType(const DecodedCapture& c, size_t i) {
+  if (i >= c.detail.size() || c.detail[i] >= c.names.size()) return {};
+  return c.names[c.detail[i]];
+}
+}  // namespace
 
 DeviceEvent eventAt(const DecodedCapture& c, size_t i, const uint8_t* data) {
   DeviceEvent e;
@@ -627,7 +728,12 @@ DeviceEvent eventAt(const DecodedCapture& c, size_t i, const uint8_t* data) {
   e.stream = c.stream[i];
   e.thread_id = c.thread[i];
   e.name = c.names[c.name[i]];
-  cupti::ParsedRecord r;
+  ParsedRecord r;
+  if (c.vendor == fpc::VendorMspti) {
+    mspti::parseRecord(data + c.recordOffset[i], c.recordSize[i], r);
+    mspti::appendMetadata(r, e.external_correlation_id, kernelType(c, i), e.metadata);
+    return e;
+  }
   cupti::parseRecord(data + c.recordOffset[i], c.recordSize[i], r);
   auto dev = c.context.devices.find(r.device);
   cupti::appendMetadata(r, e.external_correlation_id, dev == c.context.devices.end() ? nullptr : &dev->second,
@@ -636,11 +742,16 @@ DeviceEvent eventAt(const DecodedCapture& c, size_t i, const uint8_t* data) {
 }
 
 void appendEventArgsJson(std::string& out, const DecodedCapture& c, size_t i, const uint8_t* data) {
-  cupti::ParsedRecord r;
-  cupti::parseRecord(data + c.recordOffset[i], c.recordSize[i], r);
-  auto dev = c.context.devices.find(r.device);
+  ParsedRecord r;
   std::optional<int64_t> ext;
   if (c.external[i] != kNoExternalId) ext = c.external[i];
+  if (c.vendor == fpc::VendorMspti) {
+    mspti::parseRecord(data + c.recordOffset[i], c.recordSize[i], r);
+    mspti::appendMetadataJson(r, ext, kernelType(c, i), out);
+    return;
+  }
+  cupti::parseRecord(data + c.recordOffset[i], c.recordSize[i], r);
+  auto dev = c.context.devices.find(r.device);
   cupti::appendMetadataJson(r, ext, dev == c.context.devices.end() ? nullptr : &dev->second, out);
 }
 

@@ -1,5 +1,6 @@
 // Decodes a whole .fpc capture into columns of DeviceEvents (the addon hands them to the extension host as
-// typed arrays without copying) plus counts and diagnostics. Damaged frames are skipped and reported by
+// typed arrays without copying) plus counts and diagnostics, with the decoder of the vendor the header names
+// (CUPTI or MSPTI; one decoder instance per vendor, chosen once per capture). Damaged frames are skipped and reported by
 // offset; only a file that is not a capture at all (magic, version, header) is an error.
 #pragma once
 
@@ -32,6 +33,9 @@ struct CaptureCounts {
   uint64_t externalCorrelation = 0, deviceRecords = 0, ignored = 0;
   uint64_t noTiming = 0, implausible = 0, malformed = 0;
   uint64_t dropped = 0;  // records the vendor reported as dropped
+  // Records whose 64-bit vendor correlation id (MSPTI) does not fit the 32-bit columns: kept without a
+  // correlation (no flow, no link through their runtime call) rather than with a truncated id.
+  uint64_t correlationOutOfRange = 0;
 };
 
 inline constexpr int64_t kNoExternalId = std::numeric_limits<int64_t>::min();
@@ -55,6 +59,9 @@ struct DecodedCapture {
   Column<uint64_t> recordOffset;  // where the record's bytes start in the capture
   Column<uint32_t> recordSize;
   std::vector<std::string> names;
+  // A second string per event, index into names or ~0u: the MSPTI kernel type. Empty for vendors whose
+  // records point to one string (CUPTI).
+  std::vector<uint32_t> detail;
 
   cupti::DecodeContext context;
   CaptureCounts counts;

@@ -111,22 +111,7 @@ namespace flagprof::cupti {
 
 namespace {
 
-template <typename T>
-inline T load(const uint8_t* p, size_t offset) {
-  T v;
-  std::memcpy(&v, p + offset, sizeof(T));
-  return v;
-}
-
-#define FP_LOAD(rec, type, field) load<decltype(type::field)>(rec, offsetof(type, field))
-
-constexpr uint64_t kHourNs = 3600ull * 1000000000ull;
-
-RecordClass checkTiming(const ParsedRecord& r) {
-  if (r.start == 0 && r.end == 0) return RecordClass::NoTiming;
-  if (r.end < r.start || r.end - r.start > kHourNs) return RecordClass::Implausible;
-  return RecordClass::Event;
-}
+#define FP_LOAD(rec, type, field) loadAt<decltype(type::field)>(rec, offsetof(type, field))
 
 const char* const kCopyKinds[] = {"Unknown", "HtoD", "DtoH", "HtoA", "AtoH", "AtoA", "AtoD", "DtoA", "DtoD", "HtoH", "PtoP"};
 const char* const kMemoryKinds[] = {"Unknown", "Pageable", "Pinned", "Device", "Array", "Managed", "Device Static", "Managed Static"};
@@ -149,17 +134,11 @@ std::string floatText(double wide) {
   return std::string(buf, res.ptr);
 }
 
-std::string doubleText(double value) {
-  char buf[64];
-  auto res = std::to_chars(buf, buf + sizeof buf, value);
-  return std::string(buf, res.ptr);
-}
-
 }  // namespace
 
 RecordClass parseRecord(const uint8_t* rec, size_t size, ParsedRecord& r) {
   if (size < 8) return RecordClass::Malformed;
-  uint32_t kind = load<uint32_t>(rec, 0);
+  uint32_t kind = loadAt<uint32_t>(rec, 0);
   // The fields every event has are always written, so a decoder may reuse one ParsedRecord for a whole capture
   // instead of zeroing a fresh one per record (which cost more than the parse).
   r.start = r.end = 0;
@@ -252,7 +231,7 @@ RecordClass parseRecord(const uint8_t* rec, size_t size, ParsedRecord& r) {
 }
 
 bool parseDeviceRecord(const uint8_t* rec, size_t size, DeviceProperties& d) {
-  if (size < 152 || load<uint32_t>(rec, 0) != FP_CUPTI_KIND_DEVICE) return false;
+  if (size < 152 || loadAt<uint32_t>(rec, 0) != FP_CUPTI_KIND_DEVICE) return false;
   using D = fp_cupti_device5;
   d.id = FP_LOAD(rec, D, id);
   d.numMultiprocessors = FP_LOAD(rec, D, numMultiprocessors);

@@ -10,40 +10,12 @@
 #include <unordered_map>
 
 #include "device_tracer.h"
+#include "parsed_record.h"
 
 namespace flagprof::cupti {
 
-// What a record is, once its kind and size have been checked.
-enum class RecordClass : uint8_t {
-  Event,                // kernel, memcpy, memset, runtime or driver: becomes a DeviceEvent
-  ExternalCorrelation,  // the bridge from the vendor correlation id to the torch id
-  Device,               // device properties (for occupancy)
-  Ignored,              // a kind the tracer does not decode
-  NoTiming,             // start == end == 0: the vendor's "timing unavailable"
-  Implausible,          // end < start or longer than an hour: the layout does not match the library
-  Malformed,            // too short for its kind
-};
-
-// The fields of one record, vendor layout already read. Times are in the vendor clock.
-struct ParsedRecord {
-  EventKind kind = EventKind::Kernel;
-  uint64_t start = 0, end = 0;
-  uint32_t correlation = 0, device = 0, context = 0, stream = 0;
-  uint32_t process = 0, thread = 0, cbid = 0, returnValue = 0;
-  // kernel
-  int32_t grid[3] = {0, 0, 0}, block[3] = {0, 0, 0};
-  uint16_t registersPerThread = 0;
-  int32_t staticSharedMemory = 0, dynamicSharedMemory = 0;
-  uint64_t queued = 0;
-  // memcpy / memset
-  uint64_t bytes = 0;
-  uint8_t copyKind = 0, srcKind = 0, dstKind = 0;
-  uint32_t memsetValue = 0;
-  uint16_t memoryKind = 0;
-  // external correlation
-  uint32_t externalKind = 0;
-  uint64_t externalId = 0;
-};
+using flagprof::ParsedRecord;
+using flagprof::RecordClass;
 
 struct DeviceProperties {
   uint32_t id = 0;

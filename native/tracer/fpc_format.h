@@ -9,6 +9,15 @@
 // 20 reserved bytes | u32 crc32c of the 60 bytes before it.
 //
 // Frame: u32 type | u32 payload length | payload | u32 crc32c of (type, length, payload).
+//
+// Vendors: the header's vendor field says whose records the records frames carry and which decoder reads them.
+// MSPTI (2) was added without a new format version: frames are laid out as for CUPTI (1), so version-1 CUPTI
+// captures decode unchanged and a reader that predates MSPTI rejects vendor 2 by name. What differs is only what
+// a record's string is: an MSPTI API record's string is its API name (MSPTI has no callback ids), and a kernel
+// record, which points to two strings (name and type), stores both in one string-table entry: the name, a NUL
+// byte, the type. Names never contain NUL, so the split is unambiguous, and identical pairs share one entry.
+// MSPTI timestamps are already CLOCK_REALTIME: its header's clock pair is (realtime, realtime) and its captures
+// carry no calibration frames.
 #pragma once
 
 #include <cstddef>
@@ -24,11 +33,12 @@ inline constexpr uint16_t kFormatVersion = 1;
 inline constexpr size_t kHeaderSize = 64;
 inline constexpr size_t kFrameOverhead = 12;  // type + length + crc32
 
-enum Vendor : uint32_t { VendorUnknown = 0, VendorCupti = 1 };
+enum Vendor : uint32_t { VendorUnknown = 0, VendorCupti = 1, VendorMspti = 2 };
 
 enum FrameType : uint32_t {
   // u32 string count, {u32 length, bytes}*, u32 record count, {u32 size, u32 string index or ~0u, bytes}*.
-  // Records are the vendor's bytes verbatim; the string is what the record pointed to (a kernel name).
+  // Records are the vendor's bytes verbatim; the string is what the record pointed to (a kernel name; for MSPTI
+  // also an API name, and a kernel's name and type joined by a NUL byte: see above).
   FrameRecords = 1,
   // u32 callback domain, u32 count, {u32 id, u32 length, bytes}*: API names resolved after the flush.
   FrameNames = 2,

@@ -11,13 +11,14 @@
  * cuptiActivityGetNumDroppedRecords. It computes nothing on any device. */
 #define _GNU_SOURCE
 #include <pthread.h>
-#include <signal.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
+
+#include "../fake-vendor/delivery.h"
 
 #if __has_include(<cupti_activity.h>) && !defined(FAKE_CUPTI_USE_MIRROR)
 #include <cupti.h>
@@ -94,113 +95,22 @@ static void spin_until(uint64_t t) {
   }
 }
 
-/* Completed buffers wait here, in completion order, for the worker thread. Its own lock, never held while a
- * callback runs, so the subscriber's buffer work never blocks a launch. Lock order: lock, then queue_lock. */
-struct completed {
-  struct completed* next;
-  COMPLETE_T cb;
-  uint8_t* buffer;
-  size_t size, used;
-};
-static pthread_mutex_t queue_lock = PTHREAD_MUTEX_INITIALIZER;
-static pthread_cond_t queue_ready = PTHREAD_COND_INITIALIZER;
-static pthread_cond_t queue_delivered = PTHREAD_COND_INITIALIZER;
-static struct completed *queue_head, *queue_tail;
-static uint64_t queued_seq, delivered_seq; /* buffers enqueued / whose callback has returned */
-static int worker_running;
-static pthread_t worker;
-
-static void* worker_main(void* arg) {
-  (void)arg;
-  pthread_mutex_lock(&queue_lock);
-  for (;;) {
-    while (!queue_head) pthread_cond_wait(&queue_ready, &queue_lock);
-    struct completed* c = queue_head;
-    queue_head = c->next;
-    if (!queue_head) queue_tail = NULL;
-    pthread_mutex_unlock(&queue_lock);
-    c->cb(NULL, 0, c->buffer, c->size, c->used);
-    free(c);
-    pthread_mutex_lock(&queue_lock);
-    delivered_seq++;
-    pthread_cond_broadcast(&queue_delivered);
-  }
-  return NULL;
+/* Full buffers and flushes are delivered by test/fake-vendor/delivery.h, from a worker thread as CUPTI does. */
+static void deliver(void* callback, uint8_t* b, size_t size, size_t used) {
+  ((COMPLETE_T)callback)(NULL, 0, b, size, used);
 }
 
-/* Started at the first completed buffer, detached and with every signal blocked: it never keeps the process
- * alive, and exit() simply ends it (buffers still queued then are lost, as with CUPTI without a final flush). */
-static int start_worker_queue_locked(void) {
-  if (worker_running) return 1;
-  sigset_t all, old;
-  sigfillset(&all);
-  pthread_sigmask(SIG_SETMASK, &all, &old);
-  pthread_attr_t attr;
-  pthread_attr_init(&attr);
-  pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
-  worker_running = pthread_create(&worker, &attr, worker_main, NULL) == 0;
-  pthread_attr_destroy(&attr);
-  pthread_sigmask(SIG_SETMASK, &old, NULL);
-  return worker_running;
-}
-
-/* A forked child has no worker: it starts its own when it needs one; the parent's queue is not its to deliver. */
-static void atfork_prepare(void) {
-  pthread_mutex_lock(&lock);
-  pthread_mutex_lock(&queue_lock);
-}
-static void atfork_parent(void) {
-  pthread_mutex_unlock(&queue_lock);
-  pthread_mutex_unlock(&lock);
-}
-static void atfork_child(void) {
-  pthread_cond_init(&queue_ready, NULL); /* the parent's worker may have been waiting on them */
-  pthread_cond_init(&queue_delivered, NULL);
-  queue_head = queue_tail = NULL;
-  queued_seq = delivered_seq = 0;
-  worker_running = 0;
-  pthread_mutex_unlock(&queue_lock);
-  pthread_mutex_unlock(&lock);
-}
-__attribute__((constructor)) static void install_atfork(void) {
-  pthread_atfork(atfork_prepare, atfork_parent, atfork_child);
-}
-
-/* Hands the current buffer to the worker (called with the lock held) and returns the sequence number a flush
- * waits for: every buffer completed so far. Should no worker start, the callback runs here, without the lock. */
+/* Hands the current buffer to the delivery thread (called with the lock held); returns the sequence number a
+ * flush waits for. */
 static uint64_t complete_locked(void) {
   uint8_t* b = buffer;
   size_t size = buffer_size, used = buffer_used;
-  COMPLETE_T cb = complete_cb;
   buffer = NULL;
   buffer_used = buffer_size = 0;
-  struct completed* c = b && cb ? (struct completed*)malloc(sizeof *c) : NULL;
-  pthread_mutex_lock(&queue_lock);
-  if (c && start_worker_queue_locked()) {
-    c->next = NULL;
-    c->cb = cb;
-    c->buffer = b;
-    c->size = size;
-    c->used = used;
-    if (queue_tail)
-      queue_tail->next = c;
-    else
-      queue_head = c;
-    queue_tail = c;
-    queued_seq++;
-    pthread_cond_signal(&queue_ready);
-    b = NULL;
-  }
-  uint64_t seq = queued_seq;
-  pthread_mutex_unlock(&queue_lock);
-  if (b && cb) {
-    free(c);
-    pthread_mutex_unlock(&lock);
-    cb(NULL, 0, b, size, used);
-    pthread_mutex_lock(&lock);
-  }
-  return seq;
+  return fake_delivery_complete(deliver, (void*)complete_cb, b, size, used);
 }
+
+__attribute__((constructor)) static void install_delivery(void) { fake_delivery_install(&lock); }
 
 /* Room for one record in the current buffer (asks the agent for one when needed). */
 static void* reserve_locked(size_t size) {
@@ -458,12 +368,7 @@ res_t CUPTIAPI cuptiActivityFlushAll(uint32_t flag) {
   pthread_mutex_lock(&lock);
   uint64_t seq = complete_locked();
   pthread_mutex_unlock(&lock);
-  /* Returns once every buffer completed so far has been delivered and its callback has returned, in order
-   * (not when called from a callback: the worker would wait for itself). */
-  pthread_mutex_lock(&queue_lock);
-  if (!(worker_running && pthread_equal(pthread_self(), worker)))
-    while (delivered_seq < seq) pthread_cond_wait(&queue_delivered, &queue_lock);
-  pthread_mutex_unlock(&queue_lock);
+  fake_delivery_wait(seq);
   return (res_t)FAKE_SUCCESS;
 }
 

@@ -11,6 +11,7 @@ export const ROOT = path.resolve(__dirname, '../..');
 export const ADDON = path.join(ROOT, 'build', 'Release', 'flagprof.node');
 export const AGENT = path.join(ROOT, 'build', 'Release', 'libflagprof_agent.so');
 export const FAKE_CUPTI = path.join(ROOT, 'out', 'native', 'libcupti_fake.so');
+export const FAKE_MSPTI = path.join(ROOT, 'out', 'native', 'libmspti_fake.so');
 export const PYTHON = path.join(ROOT, '.venv', 'bin', 'python');
 
 /** Builds the addon and agent when `npm ci` has not (node-gyp, no downloads). */
@@ -28,12 +29,14 @@ export function cuptiIncludeDir(): string {
   });
 }
 
-/** Compiles the fake CUPTI library when missing or older than its source. */
-export function ensureFakeCupti(): string {
-  const source = path.join(ROOT, 'test', 'fake-cupti', 'fake_cupti.c');
-  if (existsSync(FAKE_CUPTI) && statSync(FAKE_CUPTI).mtimeMs >= statSync(source).mtimeMs) return FAKE_CUPTI;
-  mkdirSync(path.dirname(FAKE_CUPTI), { recursive: true });
-  const include = cuptiIncludeDir();
+/** The buffer delivery both fake vendor libraries share. */
+const FAKE_DELIVERY = path.join(ROOT, 'test', 'fake-vendor', 'delivery.h');
+
+/** Compiles a fake vendor library when missing or older than any file it is built from. */
+function buildFake(source: string, output: string, dependencies: string[], include?: string): string {
+  const built = existsSync(output) ? statSync(output).mtimeMs : 0;
+  if ([source, ...dependencies].every((file) => built >= statSync(file).mtimeMs)) return output;
+  mkdirSync(path.dirname(output), { recursive: true });
   execFileSync(
     'cc',
     [
@@ -46,12 +49,30 @@ export function ensureFakeCupti(): string {
       `-I${path.join(ROOT, 'native', 'tracer')}`,
       source,
       '-o',
-      FAKE_CUPTI,
+      output,
       '-lpthread',
     ],
     { stdio: 'pipe' },
   );
-  return FAKE_CUPTI;
+  return output;
+}
+
+/** Compiles the fake CUPTI library (against the real CUPTI headers where installed) when missing or stale. */
+export function ensureFakeCupti(): string {
+  return buildFake(
+    path.join(ROOT, 'test', 'fake-cupti', 'fake_cupti.c'),
+    FAKE_CUPTI,
+    [FAKE_DELIVERY, path.join(ROOT, 'native', 'tracer', 'cupti_mirror.h')],
+    cuptiIncludeDir(),
+  );
+}
+
+/** Compiles the fake MSPTI library (from the tracer's mirror: no MSPTI header is installed) when missing or stale. */
+export function ensureFakeMspti(): string {
+  return buildFake(path.join(ROOT, 'test', 'fake-mspti', 'fake_mspti.c'), FAKE_MSPTI, [
+    FAKE_DELIVERY,
+    path.join(ROOT, 'native', 'tracer', 'mspti_mirror.h'),
+  ]);
 }
 
 // ---- .fpc writing ----
@@ -94,14 +115,22 @@ export const KIND = {
   externalCorrelation: 39,
 };
 
+export const VENDOR = { cupti: 1, mspti: 2 };
+
 export function fpcHeader(
-  options: { version?: number; apiVersion?: number; vendorNs?: bigint; realtimeNs?: bigint } = {},
+  options: {
+    version?: number;
+    vendor?: number;
+    apiVersion?: number;
+    vendorNs?: bigint;
+    realtimeNs?: bigint;
+  } = {},
 ): Buffer {
   const h = Buffer.alloc(64);
   h.write('FLAGPCAP', 0, 'latin1');
   h.writeUInt16LE(options.version ?? 1, 8);
   h.writeUInt16LE(64, 10);
-  h.writeUInt32LE(1, 12);
+  h.writeUInt32LE(options.vendor ?? VENDOR.cupti, 12);
   h.writeUInt32LE(options.apiVersion ?? 130001, 16);
   h.writeUInt32LE(4242, 20);
   h.writeBigUInt64LE(options.vendorNs ?? 0n, 24);
@@ -323,5 +352,84 @@ export function deviceRecord(id = 0): Buffer {
   b.writeUInt32LE(1024, 76); // threads per block
   b.writeUInt32LE(9, 104);
   b.writeUInt32LE(id, 112);
+  return b;
+}
+
+// Raw MSPTI records at the offsets of the public mspti_activity.h (packed, 8-aligned; 64-bit correlation ids).
+export const MSPTI_KIND = { kernel: 2, api: 3, memset: 6, memcpy: 7, externalCorrelation: 8 };
+
+/** How the agent stores an MSPTI kernel's two strings in one string-table entry: name, NUL, type. */
+export function msptiKernelStrings(name: string, type: string): string {
+  return `${name}\u0000${type}`;
+}
+
+export function msptiKernelRecord(f: {
+  start: bigint;
+  end: bigint;
+  correlation: bigint;
+  device?: number;
+  stream?: number;
+}): Buffer {
+  const b = Buffer.alloc(56);
+  b.writeUInt32LE(MSPTI_KIND.kernel, 0);
+  b.writeBigUInt64LE(f.start, 4);
+  b.writeBigUInt64LE(f.end, 12);
+  b.writeUInt32LE(f.device ?? 0, 20);
+  b.writeUInt32LE(f.stream ?? 3, 24);
+  b.writeBigUInt64LE(f.correlation, 28);
+  b.writeBigUInt64LE(0xdeadbeefn, 36); // type and name pointers: meaningless once copied
+  b.writeBigUInt64LE(0xfeedfacen, 44);
+  return b;
+}
+
+export function msptiApiRecord(f: {
+  start: bigint;
+  end: bigint;
+  correlation: bigint;
+  pid?: number;
+  tid?: number;
+}): Buffer {
+  const b = Buffer.alloc(48);
+  b.writeUInt32LE(MSPTI_KIND.api, 0);
+  b.writeBigUInt64LE(f.start, 4);
+  b.writeBigUInt64LE(f.end, 12);
+  b.writeUInt32LE(f.pid ?? 4242, 20);
+  b.writeUInt32LE(f.tid ?? 4243, 24);
+  b.writeBigUInt64LE(f.correlation, 28);
+  b.writeBigUInt64LE(0xdeadbeefn, 36);
+  return b;
+}
+
+/** Memcpy (copyKind 2 HtoD, 3 DtoH, 4 DtoD) and memset share one layout: the word at 4 is the kind or the value. */
+export function msptiMemoryRecord(f: {
+  kind: 'memcpy' | 'memset';
+  start: bigint;
+  end: bigint;
+  correlation: bigint;
+  bytes: bigint;
+  copyKindOrValue?: number;
+  isAsync?: boolean;
+  device?: number;
+  stream?: number;
+}): Buffer {
+  const b = Buffer.alloc(56);
+  b.writeUInt32LE(f.kind === 'memcpy' ? MSPTI_KIND.memcpy : MSPTI_KIND.memset, 0);
+  b.writeUInt32LE(f.copyKindOrValue ?? (f.kind === 'memcpy' ? 2 : 0), 4);
+  b.writeBigUInt64LE(f.bytes, 8);
+  b.writeBigUInt64LE(f.start, 16);
+  b.writeBigUInt64LE(f.end, 24);
+  b.writeUInt32LE(f.device ?? 0, 32);
+  b.writeUInt32LE(f.stream ?? 3, 36);
+  b.writeBigUInt64LE(f.correlation, 40);
+  b.writeUInt8(f.isAsync === false ? 0 : 1, 48);
+  return b;
+}
+
+export function msptiExternalRecord(correlation: bigint, externalId: bigint, externalKind = 2): Buffer {
+  const b = Buffer.alloc(24);
+  b.writeUInt32LE(MSPTI_KIND.externalCorrelation, 0);
+  b.writeUInt32LE(externalKind, 4);
+  b.writeBigUInt64LE(externalId, 8);
+  b.writeBigUInt64LE(correlation, 16);
   return b;
 }

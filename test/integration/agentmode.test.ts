@@ -287,11 +287,11 @@ describe('agent mode with the fake CUPTI library', () => {
     expect(run.stderr).toContain(
       '[flagos-cupti-shim] FLAGOS_TRACER_LIBRARY=/nonexistent/libcupti.so could not be loaded:',
     );
-    // Without a CUDA toolkit nothing else binds and open fails with the list; with one, the real libcupti binds.
+    // Without a CUDA toolkit (or CANN) nothing else binds and open fails with the list; with one, its library binds.
     const out = run.stdout.trim();
     expect(
       out === 'bound' ||
-        /^flagprof agent open failed: no CUPTI-compatible library could be loaded; tried FLAGOS_TRACER_LIBRARY=\/nonexistent\/libcupti.so/.test(
+        /^flagprof agent open failed: no CUPTI-compatible or MSPTI library could be loaded; tried FLAGOS_TRACER_LIBRARY=\/nonexistent\/libcupti.so .*; libmspti\.so \(/.test(
           out,
         ),
       out,

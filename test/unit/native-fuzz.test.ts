@@ -18,9 +18,15 @@ import {
   kernelRecord,
   memcpyRecord,
   memsetRecord,
+  msptiApiRecord,
+  msptiExternalRecord,
+  msptiKernelRecord,
+  msptiKernelStrings,
+  msptiMemoryRecord,
   namesFrame,
   recordsFrame,
   sessionFrame,
+  VENDOR,
 } from '../helpers/native';
 
 const SECONDS = Number(process.env.FLAGPROF_FUZZ_SECONDS ?? 20);
@@ -49,7 +55,7 @@ describe('capture decoder fuzzing', () => {
         '-fno-sanitize-recover=undefined',
         `-I${tracer}`,
         path.join(tracer, 'fuzz', 'capture_fuzz.cc'),
-        ...['device_tracer', 'cupti_decode', 'fpc_format', 'capture_decoder'].map((f) =>
+        ...['device_tracer', 'cupti_decode', 'mspti_decode', 'fpc_format', 'capture_decoder'].map((f) =>
           path.join(tracer, `${f}.cc`),
         ),
         '-o',
@@ -87,6 +93,37 @@ describe('capture decoder fuzzing', () => {
         recordsFrame([
           { bytes: kernelRecord({ size: 144, start: T0, end: T0 + 1n, correlation: 1 }), pointed: 'k' },
         ]),
+      ],
+      [
+        fpcHeader({ vendor: VENDOR.mspti }),
+        sessionFrame(1, T0),
+        recordsFrame([
+          { bytes: msptiExternalRecord(5n, 0n) },
+          { bytes: msptiApiRecord({ start: T0, end: T0 + 50n, correlation: 5n }), pointed: 'aclnnMatmul' },
+          {
+            bytes: msptiKernelRecord({ start: T0 + 60n, end: T0 + 90n, correlation: 5n }),
+            pointed: msptiKernelStrings('MatMulV2', 'KERNEL_AICORE'),
+          },
+          {
+            bytes: msptiMemoryRecord({
+              kind: 'memcpy',
+              start: T0,
+              end: T0 + 5n,
+              correlation: 2n ** 32n,
+              bytes: 64n,
+            }),
+          },
+          {
+            bytes: msptiMemoryRecord({
+              kind: 'memset',
+              start: T0,
+              end: T0 + 5n,
+              correlation: 7n,
+              bytes: 64n,
+            }),
+          },
+        ]),
+        endFrame(T0 + 1001n),
       ],
     ];
     seeds.forEach((parts, i) => writeFileSync(path.join(corpus, `seed${i}`), Buffer.concat(parts)));

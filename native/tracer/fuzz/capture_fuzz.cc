@@ -1,7 +1,9 @@
 // libFuzzer target for the capture decoder (built with ASan/UBSan by the tests).
 // Random bytes rarely carry valid checksums, which would keep the fuzzer at the header. So for most inputs the
 // harness stamps a valid header and re-computes each frame's crc32 before decoding: the frame and record parsers
-// then see arbitrary payloads. Inputs whose first byte is odd are decoded untouched (checksum paths).
+// then see arbitrary payloads. Inputs whose first byte is odd are decoded untouched (checksum paths). The
+// repaired header keeps a vendor it already names (CUPTI or MSPTI) and otherwise takes one from the low bit of
+// the vendor field's first byte, so both vendors' record decoders are reached.
 #include <cstdint>
 #include <cstring>
 #include <string>
@@ -17,7 +19,9 @@ static void repair(std::vector<uint8_t>& b) {
   std::memcpy(b.data(), fpc::kMagic, sizeof fpc::kMagic);
   const uint16_t version = fpc::kFormatVersion;
   std::memcpy(b.data() + 8, &version, 2);
-  const uint32_t vendor = fpc::VendorCupti;
+  uint32_t vendor;
+  std::memcpy(&vendor, b.data() + 12, 4);
+  if (vendor != fpc::VendorCupti && vendor != fpc::VendorMspti) vendor = (b[12] & 1) ? fpc::VendorCupti : fpc::VendorMspti;
   std::memcpy(b.data() + 12, &vendor, 4);
   uint32_t crc = fpc::crc32(b.data(), fpc::kHeaderSize - 4);
   std::memcpy(b.data() + fpc::kHeaderSize - 4, &crc, 4);

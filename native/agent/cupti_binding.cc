@@ -1,0 +1,333 @@
+// The agent's CUPTI binding: NVIDIA CUPTI and the CUPTI-compatible vendor libraries (same C ABI, same records).
+// API names are resolved after the final flush, never inside a buffer callback (some vendors deadlock there).
+#include <dlfcn.h>
+
+#include <atomic>
+#include <cstring>
+#include <string>
+
+#include "../tracer/cupti_decode.h"
+#include "../tracer/cupti_mirror.h"
+#include "agent.h"
+
+namespace flagprof::agent {
+
+namespace {
+
+// The CUPTI C ABI as used here (CUptiResult is an int enum; CUPTIAPI is empty on Linux).
+using BufferRequestFn = void (*)(uint8_t**, size_t*, size_t*);
+using BufferCompleteFn = void (*)(void*, uint32_t, uint8_t*, size_t, size_t);
+struct CuptiApi {
+  int (*getVersion)(uint32_t*) = nullptr;
+  int (*getTimestamp)(uint64_t*) = nullptr;
+  int (*registerCallbacks)(BufferRequestFn, BufferCompleteFn) = nullptr;
+  int (*enable)(int) = nullptr;
+  int (*disable)(int) = nullptr;
+  int (*flushAll)(uint32_t) = nullptr;
+  int (*getNextRecord)(uint8_t*, size_t, void**) = nullptr;
+  int (*getNumDroppedRecords)(void*, uint32_t, size_t*) = nullptr;
+  int (*pushExternal)(int, uint64_t) = nullptr;
+  int (*popExternal)(int, uint64_t*) = nullptr;
+  int (*getCallbackName)(int, uint32_t, const char**) = nullptr;
+  int (*setThreadIdType)(int) = nullptr;
+};
+
+constexpr uint32_t kFlushForced = 1;  // CUPTI_ACTIVITY_FLAG_FLUSH_FORCED
+constexpr int kThreadIdSystem = 1;    // CUPTI_ACTIVITY_THREAD_ID_TYPE_SYSTEM: matches Kineto's tids
+constexpr size_t kSeenIds = 4096;
+
+// What the buffer callbacks (plain C function pointers) reach: there is one CUPTI binding per process.
+CuptiApi api;
+uint32_t version = 0;
+std::atomic<uint64_t> seenRuntime[kSeenIds / 64] = {}, seenDriver[kSeenIds / 64] = {};
+
+template <typename F>
+bool bind(void* lib, const char* name, F& fn) {
+  fn = reinterpret_cast<F>(dlsym(lib, name));
+  return fn != nullptr;
+}
+
+void markSeen(std::atomic<uint64_t>* bits, uint32_t id) {
+  if (id >= kSeenIds) return;
+  const uint64_t bit = 1ull << (id % 64);
+  // Almost always already set: a plain load spares the locked read-modify-write per record.
+  if (!(bits[id / 64].load(std::memory_order_relaxed) & bit)) bits[id / 64].fetch_or(bit, std::memory_order_relaxed);
+}
+
+void layoutWarning(const char* what) {
+  State& s = state();
+  if (s.warnedLayout.exchange(true)) return;
+  diagnostic("C16", false, true, "[flagos] CUPTI activity records failed the layout self-check (%s).", what);
+  diagnostic("C16", false, true, "[flagos]   bound CUPTI: %s (API version %u)",
+             s.libraryPath.empty() ? "<unknown>" : s.libraryPath.c_str(), version);
+  diagnostic("C16", false, true, "[flagos]   Records that fail the check are dropped and counted; the rest of the capture is kept.");
+  diagnostic("C16", false, true, "[flagos]   The record layout this agent mirrors does not match the library it bound.");
+  diagnostic("C16", false, true, "[flagos]   Point FLAGOS_TRACER_LIBRARY at the CUPTI that belongs to the running CUDA runtime.");
+}
+
+void bufferRequested(uint8_t** buffer, size_t* size, size_t* maxRecords) {
+  diagnostic("C13", true, false, "[flagos] CUPTI bufferRequested callback invoked");
+  void* p = takeBuffer("CUPTI", "C18");
+  *buffer = static_cast<uint8_t*>(p);
+  *size = p ? kBufferSize : 0;
+  *maxRecords = 0;
+}
+
+void bufferCompleted(void* context, uint32_t streamId, uint8_t* buffer, size_t /*size*/, size_t validSize) {
+  State& s = state();
+  diagnostic("C14", true, false, "[flagos] CUPTI bufferCompleted callback invoked, validSize=%zu", validSize);
+  const bool capturing = s.fd >= 0 && s.copying.load(std::memory_order_acquire);  // device records always kept
+  RecordsFrame& frame = RecordsFrame::forThisThread();
+  bool room = frame.begin(capturing ? validSize : 0);
+  uint64_t lost = 0;  // records that found no memory to be copied into
+  uint64_t kernels = 0, devices = 0, memcpys = 0, memsets = 0, runtimes = 0, drivers = 0, externals = 0;
+  void* record = nullptr;
+  const uint8_t* end = buffer + validSize;
+  // At most validSize/4 records fit in a buffer: a bound that cannot truncate, only stop a runaway iterator.
+  size_t bound = validSize / 4;
+  while (room && buffer && validSize && api.getNextRecord(buffer, validSize, &record) == 0) {
+    if (bound-- == 0) {
+      if (!s.warnedBound.exchange(true))
+        diagnostic("C17", false, true,
+                   "[flagos] processBuffer hit the per-buffer record bound (%zu) for buffer size %zu bytes; the tail of "
+                   "the buffer is missing from the capture",
+                   validSize / 4, validSize);
+      break;
+    }
+    const uint8_t* rec = static_cast<const uint8_t*>(record);
+    uint32_t kind;
+    std::memcpy(&kind, rec, 4);
+    size_t size = flagprof::cupti::recordSize(kind, version);
+    if (size == 0) continue;  // a kind this tracer does not decode
+    if (rec + size > end) {
+      layoutWarning("record overruns the buffer");
+      s.rejected++;
+      break;
+    }
+    if (!capturing && kind != FP_CUPTI_KIND_DEVICE) continue;
+    flagprof::cupti::ParsedRecord parsed;
+    auto cls = flagprof::cupti::parseRecord(rec, size, parsed);
+    if (cls == flagprof::cupti::RecordClass::Implausible) {
+      layoutWarning(kind == FP_CUPTI_KIND_EXTERNAL_CORRELATION ? "external correlation kind unexpected"
+                                                              : "timestamps implausible");
+      s.rejected++;
+    }
+    uint32_t string = kNoString;
+    const char* pointed = nullptr;
+    if (kind == FP_CUPTI_KIND_CONCURRENT_KERNEL || kind == FP_CUPTI_KIND_KERNEL) {
+      std::memcpy(&pointed, rec + offsetof(fp_cupti_kernel10, name), sizeof pointed);
+      kernels++;
+    } else if (kind == FP_CUPTI_KIND_DEVICE) {
+      std::memcpy(&pointed, rec + offsetof(fp_cupti_device5, name), sizeof pointed);
+      devices++;
+    } else if (kind == FP_CUPTI_KIND_MEMCPY) {
+      memcpys++;
+    } else if (kind == FP_CUPTI_KIND_MEMSET) {
+      memsets++;
+    } else if (kind == FP_CUPTI_KIND_RUNTIME) {
+      runtimes++;
+      markSeen(seenRuntime, parsed.cbid);
+    } else if (kind == FP_CUPTI_KIND_DRIVER) {
+      drivers++;
+      markSeen(seenDriver, parsed.cbid);
+    } else if (kind == FP_CUPTI_KIND_EXTERNAL_CORRELATION) {
+      externals++;
+    }
+    if (pointed && !frame.string(pointed, string, [&](std::string& out) { out.assign(pointed, strnlen(pointed, 1 << 16)); })) {
+      lost++;
+      continue;
+    }
+    if (!frame.record(rec, size, string)) lost++;
+  }
+  s.kernels += kernels;
+  s.devices += devices;
+  s.memcpys += memcpys;
+  s.memsets += memsets;
+  s.runtimes += runtimes;
+  s.drivers += drivers;
+  s.externals += externals;
+  frame.write();
+  if (lost && !s.warnedAlloc.exchange(true)) {
+    diagnostic("C18", false, true,
+               "[flagos] CUPTI activity buffer allocation failed (%zu bytes) copying records into the capture; records "
+               "are dropped while memory is short and the capture is incomplete",
+               validSize + validSize / 2);
+  }
+  size_t dropped = 0;
+  if (api.getNumDroppedRecords && api.getNumDroppedRecords(context, streamId, &dropped) == 0) dropped += lost;
+  else dropped = lost;
+  if (dropped) {
+    s.dropped += dropped;
+    std::string d;
+    fpc::put32(d, uint32_t(reinterpret_cast<uintptr_t>(context)));
+    fpc::put32(d, streamId);
+    fpc::put64(d, dropped);
+    emitFrame(fpc::FrameDropped, d);
+  }
+  giveBackBuffer(buffer);
+}
+
+void resolveNames(int domain, std::atomic<uint64_t>* seen) {
+  if (!api.getCallbackName) return;
+  std::string payload, entries;
+  uint32_t count = 0;
+  for (uint32_t id = 0; id < kSeenIds; ++id) {
+    if (!(seen[id / 64].load(std::memory_order_relaxed) & (1ull << (id % 64)))) continue;
+    const char* name = nullptr;
+    if (api.getCallbackName(domain, id, &name) != 0 || name == nullptr) continue;
+    fpc::put32(entries, id);
+    fpc::put32(entries, uint32_t(strlen(name)));
+    entries += name;
+    count++;
+  }
+  if (!count) return;
+  fpc::put32(payload, uint32_t(domain));
+  fpc::put32(payload, count);
+  payload += entries;
+  emitFrame(fpc::FrameNames, payload);
+}
+
+class CuptiBinding final : public VendorBinding {
+ public:
+  const char* name() const override { return "CUPTI"; }
+  uint32_t fpcVendor() const override { return fpc::VendorCupti; }
+  uint32_t apiVersion() const override { return version; }
+  void* anchorSymbol() const override { return reinterpret_cast<void*>(api.registerCallbacks); }
+  bool armed() const override { return registerResult_ == 0; }
+  std::string notArmedReason() const override {
+    return "cuptiActivityRegisterCallbacks failed with " + std::to_string(registerResult_);
+  }
+
+  void armAtLoad() override {
+    State& s = state();
+    if (api.getVersion) api.getVersion(&version);
+    diagnostic("S2", true, false, "[flagos-cupti-shim] bound cuptiActivityRegisterCallbacks -> %s (CUPTI API version %u)",
+               s.libraryPath.c_str(), version);
+    if (api.setThreadIdType) api.setThreadIdType(kThreadIdSystem);
+    diagnostic("C2", true, false, "[flagos] Registering CUPTI activity callbacks...");
+    registerResult_ = api.registerCallbacks(bufferRequested, bufferCompleted);
+    diagnostic("C3", true, false, "[flagos] ActivityRegisterCallbacks result: %d", registerResult_);
+    enableKernel_ = api.enable(FP_CUPTI_KIND_CONCURRENT_KERNEL);
+    enableMemcpy_ = api.enable(FP_CUPTI_KIND_MEMCPY);
+    enableMemset_ = api.enable(FP_CUPTI_KIND_MEMSET);
+    const int enableDevice = api.enable(FP_CUPTI_KIND_DEVICE);  // device properties, for occupancy
+    diagnostic("C4", true, false,
+               "[flagos] init ActivityEnable CONCURRENT_KERNEL=%d KERNEL=skipped MEMCPY=%d MEMSET=%d DEVICE=%d "
+               "(RUNTIME/EXTERNAL_CORRELATION deferred to start())",
+               enableKernel_, enableMemcpy_, enableMemset_, enableDevice);
+  }
+
+  void clockPair(uint64_t& vendorNs, uint64_t& realtime) override {
+    vendorNs = 0;
+    if (api.getTimestamp) api.getTimestamp(&vendorNs);
+    realtime = realtimeNs();
+  }
+
+  int start(std::string& error) override {
+    State& s = state();
+    calibrate(1);
+    diagnostic("C7", true, false, "[flagos] CuptiDeviceTracer::start() called");
+    // Leftovers from before the session go out first, uncopied (only device properties are kept from them).
+    int flush = api.flushAll(kFlushForced);
+    diagnostic("C9", true, false, "[flagos] Initial ActivityFlushAll result: %d", flush);
+    sessionFrame(1);
+    s.copying.store(true, std::memory_order_release);
+    int runtime = api.enable(FP_CUPTI_KIND_RUNTIME);
+    int external = api.enable(FP_CUPTI_KIND_EXTERNAL_CORRELATION);
+    diagnostic("C8", true, false,
+               "[flagos] Activity setup results: CALLBACKS=%d, CONCURRENT_KERNEL=%d, KERNEL=skipped, MEMCPY=%d, "
+               "MEMSET=%d, RUNTIME=%d, EXTERNAL_CORRELATION=%d",
+               registerResult_, enableKernel_, enableMemcpy_, enableMemset_, runtime, external);
+    if (runtime != 0) {
+      error = "cuptiActivityEnable(RUNTIME) failed with " + std::to_string(runtime);
+      return -1;
+    }
+    return 0;
+  }
+
+  void stop() override {
+    State& s = state();
+    diagnostic("C10", true, false, "[flagos] CuptiDeviceTracer::stop() called");
+    sessionFrame(2);
+    diagnostic("C11", true, false, "[flagos] Flushing CUPTI activities...");
+    int flush = api.flushAll(kFlushForced);
+    diagnostic("C12", true, false, "[flagos] ActivityFlushAll result: %d", flush);
+    s.copying.store(false, std::memory_order_release);
+    api.disable(FP_CUPTI_KIND_RUNTIME);
+    api.disable(FP_CUPTI_KIND_EXTERNAL_CORRELATION);
+    calibrate(2);
+    // Only now, with every buffer delivered, ask the vendor for names.
+    resolveNames(FP_CUPTI_CB_DOMAIN_RUNTIME_API, seenRuntime);
+    resolveNames(FP_CUPTI_CB_DOMAIN_DRIVER_API, seenDriver);
+  }
+
+  int pushCorrelation(uint64_t id, std::string& error) override {
+    if (!api.pushExternal) {
+      error = "the vendor library has no cuptiActivityPushExternalCorrelationId";
+      return -1;
+    }
+    int r = api.pushExternal(FP_CUPTI_EXTERNAL_KIND_CUSTOM0, id);
+    if (r != 0) error = "cuptiActivityPushExternalCorrelationId failed with " + std::to_string(r);
+    return r == 0 ? 0 : -1;
+  }
+
+  int popCorrelation(std::string& error) override {
+    if (!api.popExternal) {
+      error = "the vendor library has no cuptiActivityPopExternalCorrelationId";
+      return -1;
+    }
+    uint64_t last = 0;  // a real address: some vendors fail on NULL without unwinding the stack
+    int r = api.popExternal(FP_CUPTI_EXTERNAL_KIND_CUSTOM0, &last);
+    if (r != 0) error = "cuptiActivityPopExternalCorrelationId failed with " + std::to_string(r);
+    return r == 0 ? 0 : -1;
+  }
+
+ private:
+  int registerResult_ = -1, enableKernel_ = -1, enableMemcpy_ = -1, enableMemset_ = -1;
+
+  // One (vendor clock, realtime) pair: the decoder maps CUPTI's clock through them.
+  static void calibrate(uint32_t phase) {
+    uint64_t vendor = 0;
+    int result = -1;
+    const uint64_t before = realtimeNs();
+    if (api.getTimestamp) result = api.getTimestamp(&vendor);
+    const uint64_t after = realtimeNs();
+    const uint64_t realtime = before + (after - before) / 2;
+    diagnostic("C6", true, false, "[flagos] clock sample result=%d vendor=%llu realtime=%llu", result,
+               (unsigned long long)vendor, (unsigned long long)realtime);
+    if (result != 0 || vendor == 0) return;
+    std::string payload;
+    fpc::put32(payload, phase);
+    fpc::put32(payload, 0);
+    fpc::put64(payload, vendor);
+    fpc::put64(payload, realtime);
+    emitFrame(fpc::FrameCalibration, payload);
+  }
+};
+
+}  // namespace
+
+bool exportsCupti(void* lib) { return dlsym(lib, "cuptiActivityRegisterCallbacks") != nullptr; }
+
+std::unique_ptr<VendorBinding> bindCupti(void* lib, std::string& missing) {
+  CuptiApi a;
+  bind(lib, "cuptiGetVersion", a.getVersion);
+  bind(lib, "cuptiGetTimestamp", a.getTimestamp);
+  bind(lib, "cuptiActivityGetNumDroppedRecords", a.getNumDroppedRecords);
+  bind(lib, "cuptiActivityPushExternalCorrelationId", a.pushExternal);
+  bind(lib, "cuptiActivityPopExternalCorrelationId", a.popExternal);
+  bind(lib, "cuptiGetCallbackName", a.getCallbackName);
+  bind(lib, "cuptiSetThreadIdType", a.setThreadIdType);
+  const bool required = bind(lib, "cuptiActivityRegisterCallbacks", a.registerCallbacks) &
+                        bind(lib, "cuptiActivityEnable", a.enable) & bind(lib, "cuptiActivityDisable", a.disable) &
+                        bind(lib, "cuptiActivityFlushAll", a.flushAll) &
+                        bind(lib, "cuptiActivityGetNextRecord", a.getNextRecord);
+  if (!required) {
+    missing = "required CUPTI activity symbols are missing";
+    return nullptr;
+  }
+  api = a;
+  return std::make_unique<CuptiBinding>();
+}
+
+}  // namespace flagprof::agent

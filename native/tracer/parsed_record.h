@@ -1,0 +1,75 @@
+// What every vendor's record parser produces: the fields of one activity record, vendor layout already read.
+// Shared so that one capture decoder serves every vendor (the parse function is its template argument).
+#pragma once
+
+#include <charconv>
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <string>
+
+#include "device_tracer.h"
+
+namespace flagprof {
+
+// What a record is, once its kind and size have been checked.
+enum class RecordClass : uint8_t {
+  Event,                // kernel, memcpy, memset, runtime or driver: becomes a DeviceEvent
+  ExternalCorrelation,  // the bridge from the vendor correlation id to the torch id
+  Device,               // device properties (for occupancy)
+  Ignored,              // a kind the tracer does not decode
+  NoTiming,             // start == end == 0: the vendor's "timing unavailable"
+  Implausible,          // end < start or longer than an hour: the layout does not match the library
+  Malformed,            // too short for its kind
+};
+
+// Times are in the vendor clock.
+struct ParsedRecord {
+  EventKind kind = EventKind::Kernel;
+  uint64_t start = 0, end = 0;
+  uint32_t correlation = 0, device = 0, context = 0, stream = 0;
+  uint32_t process = 0, thread = 0, cbid = 0, returnValue = 0;
+  // kernel
+  int32_t grid[3] = {0, 0, 0}, block[3] = {0, 0, 0};
+  uint16_t registersPerThread = 0;
+  int32_t staticSharedMemory = 0, dynamicSharedMemory = 0;
+  uint64_t queued = 0;
+  // memcpy / memset
+  uint64_t bytes = 0;
+  uint8_t copyKind = 0, srcKind = 0, dstKind = 0;
+  uint32_t memsetValue = 0;
+  uint16_t memoryKind = 0;
+  uint8_t isAsync = 0;
+  // external correlation
+  uint32_t externalKind = 0;
+  uint64_t externalId = 0;
+  // Vendors with 64-bit correlation ids (MSPTI): the id did not fit the 32-bit columns, `correlation` holds 0
+  // (no correlation) instead of a truncated id that could pair the wrong records.
+  bool correlationOutOfRange = false;
+};
+
+// A field of a record at a byte offset (records are copied bytes: no alignment assumed).
+template <typename T>
+inline T loadAt(const uint8_t* record, size_t offset) {
+  T v;
+  std::memcpy(&v, record + offset, sizeof(T));
+  return v;
+}
+
+// Event for plausible times; start == end == 0 is the vendors' "no timing"; a negative or hour-long span means the
+// layout does not match the library that wrote the record.
+inline RecordClass checkTiming(const ParsedRecord& r) {
+  constexpr uint64_t kHourNs = 3600ull * 1000000000ull;
+  if (r.start == 0 && r.end == 0) return RecordClass::NoTiming;
+  if (r.end < r.start || r.end - r.start > kHourNs) return RecordClass::Implausible;
+  return RecordClass::Event;
+}
+
+// Shortest text that reads back as the same double.
+inline std::string doubleText(double value) {
+  char buf[64];
+  auto res = std::to_chars(buf, buf + sizeof buf, value);
+  return std::string(buf, res.ptr);
+}
+
+}  // namespace flagprof

@@ -5,7 +5,8 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { rmSync } from 'node:fs';
 import { analyze } from '../../extension/analysis/analyze';
 import type { CheckReport, CheckResult } from '../../extension/analysis/checks';
-import { parseBaseline, runChecks, shippedBaseline } from '../../extension/analysis/checks';
+import { detectPlatform, parseBaseline, runChecks, shippedBaseline } from '../../extension/analysis/checks';
+import { Profile } from '../../extension/model/profile';
 import { checkTrace } from '../../extension/bringup/load';
 import { importTrace } from '../../extension/import/kineto';
 import type { FixtureOptions } from './checks-fixture';
@@ -255,5 +256,21 @@ describe('baselines', () => {
     )!;
     expect(r.status).toBe('fail');
     expect(r.summary).toBe('kernel lacks occupancy');
+  });
+});
+
+describe('platform', () => {
+  it('an agent-mode capture recorded through MSPTI is Ascend; device names still come first; else other', () => {
+    const profile = new Profile('capture');
+    expect(detectPlatform(profile).platform).toBe('other');
+    profile.metadata.capture = { vendor: 'mspti' };
+    expect(detectPlatform(profile)).toEqual({
+      platform: 'ascend',
+      reason: 'agent-mode capture recorded through MSPTI',
+    });
+    profile.metadata.capture = { vendor: 'cupti' };
+    expect(detectPlatform(profile).platform).toBe('other');
+    profile.metadata.deviceProperties = [{ name: 'NVIDIA H100' }];
+    expect(detectPlatform(profile).platform).toBe('cuda');
   });
 });

@@ -100,6 +100,11 @@ export function detectPlatform(profile: Profile, explicit?: string): { platform:
         ? `device ${names.split(' ').slice(0, 3).join(' ')}…`
         : 'CUPTI/CUDA versions in the trace',
     };
+  // An agent-mode capture says whose activity API recorded it; MSPTI is Ascend's alone (CUPTI-compatible libraries
+  // are several vendors', so a CUPTI capture decides nothing by itself).
+  const capture = md.capture as { vendor?: unknown } | undefined;
+  if (capture?.vendor === 'mspti')
+    return { platform: 'ascend', reason: 'agent-mode capture recorded through MSPTI' };
   return { platform: 'other', reason: 'no device properties name a known platform' };
 }
 

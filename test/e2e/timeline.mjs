@@ -2,7 +2,8 @@
 // Chromium: packages and installs the VSIX, opens a real CUDA trace named *.pt.trace.json.gz (the default editor
 // for those), finds a kernel and its launching op, opens the same trace again with Open Trace… (its tab comes
 // back, no second one), opens a broken trace (its one-line error in the panel), opens
-// a plain .json trace through "Reopen Editor With…", and reloads the window (the timeline comes back).
+// a plain .json trace through "Reopen Editor With…", switches to a light colour theme (canvas and text follow),
+// and reloads the window (the timeline comes back).
 // Screenshots go to test-artifacts/e2e-timeline/. Needs scripts/install-e2e.sh.
 import { execFileSync } from 'node:child_process';
 import { copyFileSync, cpSync, existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -216,6 +217,66 @@ try {
     const summary = await timelineSummary();
     await screenshot('open-with');
     return summary;
+  });
+
+  await step('the timeline follows a switch to a light colour theme, its text readable', async () => {
+    const frame = webviewFrame(page);
+    // Luminance of the canvas's top-left pixel (the track header) and the toolbar's text/background contrast.
+    const probe = () =>
+      frame.locator('body').evaluate((body) => {
+        const doc = body.ownerDocument;
+        const style = (element) => doc.defaultView.getComputedStyle(element);
+        const luminance = ([r, g, b]) => {
+          const c = [r, g, b].map((v) => {
+            const s = v / 255;
+            return s <= 0.03928 ? s / 12.92 : ((s + 0.055) / 1.055) ** 2.4;
+          });
+          return 0.2126 * c[0] + 0.7152 * c[1] + 0.0722 * c[2];
+        };
+        const rgb = (css) =>
+          css
+            .match(/[\d.]+/g)
+            .slice(0, 3)
+            .map(Number);
+        const canvas = doc.querySelector('canvas.timeline-canvas');
+        const pixel = [...canvas.getContext('2d').getImageData(1, 1, 1, 1).data];
+        const summary = doc.querySelector('.toolbar .summary');
+        let node = summary;
+        let background = 'rgba(0, 0, 0, 0)';
+        while (node && /rgba\(0, 0, 0, 0\)|transparent/.test(background)) {
+          background = style(node).backgroundColor;
+          node = node.parentElement;
+        }
+        const [lf, lb] = [luminance(rgb(style(summary).color)), luminance(rgb(background))];
+        return { canvas: luminance(pixel), contrast: (Math.max(lf, lb) + 0.05) / (Math.min(lf, lb) + 0.05) };
+      });
+    const before = await probe();
+    // The webview keeps key presses to itself: a click in the Explorer gives the keyboard back to the workbench.
+    // The palette lists "Browse Color Themes in Marketplace" first, so the picker's own row is clicked.
+    await page
+      .locator('.explorer-folders-view .monaco-list-row', { hasText: 'ascend_trace.json' })
+      .first()
+      .click();
+    await page.keyboard.press('F1');
+    await page.keyboard.type('>Preferences: Color Theme');
+    await page
+      .locator('.quick-input-widget .monaco-list-row', { hasText: /^Preferences: Color Theme/ })
+      .first()
+      .click();
+    await page.keyboard.type('Light Modern');
+    await page.locator('.quick-input-widget .monaco-list-row.focused', { hasText: 'Light Modern' }).waitFor();
+    await page.keyboard.press('Enter');
+    await page.locator('.tabs-container .tab', { hasText: 'ascend_trace.json' }).first().click();
+    let after = before;
+    for (let i = 0; i < 40 && after.canvas < 0.6; i++) {
+      await page.waitForTimeout(250);
+      after = await probe();
+    }
+    await screenshot('light-theme');
+    const detail = `canvas luminance ${before.canvas.toFixed(2)} -> ${after.canvas.toFixed(2)}, toolbar contrast ${after.contrast.toFixed(1)}:1`;
+    if (!(before.canvas < 0.3 && after.canvas > 0.6)) throw new Error(`the canvas did not follow: ${detail}`);
+    if (after.contrast < 4.5) throw new Error(`toolbar text hard to read: ${detail}`);
+    return detail;
   });
 
   await step('after a window reload the timeline is back', async () => {

@@ -12,6 +12,7 @@
         "native/tracer/device_tracer.cc",
         "native/tracer/cupti_decode.cc",
         "native/tracer/mspti_decode.cc",
+        "native/tracer/roctracer_decode.cc",
         "native/tracer/fpc_format.cc",
         "native/tracer/capture_decoder.cc"
       ]
@@ -27,7 +28,12 @@
       "target_name": "flagprof_agent",
       "type": "shared_library",
       "product_prefix": "lib",
-      "sources": ["native/agent/agent.cc", "native/agent/cupti_binding.cc", "native/agent/mspti_binding.cc"],
+      "sources": [
+        "native/agent/agent.cc",
+        "native/agent/cupti_binding.cc",
+        "native/agent/mspti_binding.cc",
+        "native/agent/roctracer_binding.cc"
+      ],
       "dependencies": ["flagprof_tracer"],
       "cflags_cc": ["-fvisibility=hidden"],
       "ldflags": ["-Wl,--exclude-libs,ALL"],

@@ -1063,6 +1063,155 @@ const RULES: Rule[] = [
     }),
   },
 
+  // ---- ROCtracer through the capture agent (libflagprof_agent.so)
+  {
+    code: 'R24',
+    component: 'roctracer',
+    pattern: rx(F, `bound roctracer_enable_domain_activity_expl -> (.*) \\(ROCtracer version ${U}\\)`),
+    parse: (m) =>
+      info(
+        `Bound ${m[1]} (ROCtracer version ${m[2]}).`,
+        { apiVersion: n(m[2]) },
+        { library: m[1], apiVersion: m[2] },
+      ),
+  },
+  {
+    code: 'R25',
+    component: 'roctracer',
+    pattern: rx(F, 'libroctracer64 is unavailable'),
+    parse: () => ({
+      severity: 'error',
+      message: 'libroctracer64 could not be loaded or lacks a required symbol: session aborted.',
+    }),
+  },
+  {
+    code: 'R26',
+    component: 'roctracer',
+    pattern: rx(F, `roctracer_open_pool_expl failed: ${R}`),
+    parse: (m) => ({
+      severity: 'error',
+      message: 'The ROCtracer activity pool could not be opened: session aborted.',
+      counts: { result: n(m[1]) },
+    }),
+  },
+  {
+    code: 'R27',
+    component: 'roctracer',
+    pattern: rx(F, `roctracer_enable_domain_activity_expl\\(${U}\\) returned ${R}`),
+    parse: (m) => {
+      const domain = ROC_DOMAINS[m[1]] ?? `domain ${m[1]}`;
+      const tolerated = domain === 'EXT_API';
+      return {
+        severity: tolerated ? 'warning' : 'error',
+        message: tolerated
+          ? 'ROCtracer external-correlation records are unavailable: device time is linked through HIP calls only.'
+          : `roctracer_enable_domain_activity_expl(${domain}) failed: no ${domain === 'HIP_OPS' ? 'device' : 'HIP API'} records.`,
+        counts: { domain: n(m[1]), result: n(m[2]), [domain]: n(m[2]) },
+        fields: { domain },
+      };
+    },
+  },
+  {
+    code: 'R28',
+    component: 'roctracer',
+    pattern: rx(F, `ROCtracer clock sample result=${R} vendor=${U} realtime=${U}`),
+    parse: (m) => ({
+      severity: resultSeverity(n(m[1])),
+      message:
+        n(m[1]) === 0
+          ? 'HSA clock sampled against CLOCK_REALTIME (a calibration pair).'
+          : 'roctracer_get_timestamp failed: device times are placed through the capture header pair only.',
+      counts: { result: n(m[1]), vendorNs: n(m[2]), realtimeNs: n(m[3]) },
+    }),
+  },
+  {
+    code: 'R31',
+    component: 'roctracer',
+    pattern: rx(F, 'ROCtracer activity setup results: (.*)', false),
+    parse: (m) => {
+      const counts = keyValues(m[1]);
+      const critical = (counts.POOL ?? 0) !== 0 || (counts.HIP_OPS ?? 0) !== 0 || (counts.HIP_API ?? 0) !== 0;
+      const any = Object.values(counts).some((v) => v !== 0);
+      return {
+        severity: critical ? 'error' : any ? 'warning' : 'info',
+        message: critical
+          ? 'Session setup failed for the pool, HIP_OPS or HIP_API: no device events or no device-time attribution.'
+          : any
+            ? 'A ROCtracer domain could not be enabled (EXT_API: torch ids are not attached).'
+            : 'All ROCtracer domains enabled at session start.',
+        counts,
+      };
+    },
+  },
+  {
+    code: 'R32',
+    component: 'roctracer',
+    pattern: rx(F, `ROCtracer buffer callback invoked, validSize=${U}`),
+    parse: (m) => ({
+      severity: 'debug',
+      message: 'ROCtracer pool buffer delivered.',
+      counts: { buffersCompleted: 1, validSize: n(m[1]) },
+    }),
+  },
+  {
+    code: 'R33',
+    component: 'roctracer',
+    ungated: true,
+    pattern: rx(F, `roctracer_flush_activity_expl returned ${R}: (.*)`, false),
+    parse: (m) => ({
+      severity: 'warning',
+      message: 'The final ROCtracer flush failed: the last activity records may be missing.',
+      counts: { result: n(m[1]) },
+    }),
+  },
+  {
+    code: 'R34',
+    component: 'roctracer',
+    ungated: true,
+    multiline: true,
+    pattern: rx(F, 'ROCtracer activity records failed the layout self-check \\((.*)\\)\\.'),
+    parse: (m) => ({
+      severity: 'error',
+      message: `ROCtracer record layout does not match the bound library (${m[1]}): affected records are dropped. Point FLAGOS_TRACER_LIBRARY at the libroctracer64.so of the running ROCm.`,
+      fields: { reason: m[1] },
+    }),
+  },
+  {
+    code: 'R35',
+    component: 'roctracer',
+    ungated: true,
+    pattern: rx(F, `ROCtracer buffer hit the per-buffer record bound \\(${U}\\) for ${U} bytes(.*)`, false),
+    parse: (m) => ({
+      severity: 'warning',
+      message:
+        'A ROCtracer buffer hit the per-buffer record cap: the tail of that buffer is missing from the capture.',
+      counts: { recordBound: n(m[1]), bufferBytes: n(m[2]) },
+    }),
+  },
+  {
+    code: 'R36',
+    component: 'roctracer',
+    ungated: true,
+    pattern: rx(F, `ROCtracer activity buffer allocation failed \\(${U} bytes\\)(.*)`, false),
+    parse: (m) => ({
+      severity: 'warning',
+      message:
+        'Host allocation while copying ROCtracer records failed: records are dropped while memory is short.',
+      counts: { bufferBytes: n(m[1]) },
+    }),
+  },
+  {
+    code: 'R29',
+    component: 'roctracer',
+    pattern: rx(F, 'ROCtracer session started'),
+    parse: () => info('ROCtracer session started.'),
+  },
+  {
+    code: 'R30',
+    component: 'roctracer',
+    pattern: rx(F, 'ROCtracer session stopped'),
+    parse: () => info('ROCtracer session stopped.'),
+  },
   // ---- env helper and Python
   {
     code: 'E1',
@@ -1087,6 +1236,9 @@ const RULES: Rule[] = [
     }),
   },
 ];
+
+/** activity_domain_t numbers the agent's ROCtracer lines name. */
+const ROC_DOMAINS: Record<string, string> = { '2': 'HIP_OPS', '3': 'HIP_API', '5': 'EXT_API' };
 
 const MSPTI_KINDS: Record<string, string> = {
   '2': 'KERNEL',

@@ -48,6 +48,9 @@ function countsLine(capture: DecodedCapture): string {
   );
 }
 
+/** How each vendor spells its activity API. */
+const VENDOR_LABEL: Record<string, string> = { cupti: 'CUPTI', mspti: 'MSPTI', roctracer: 'ROCtracer' };
+
 function renderText(file: string, capture: DecodedCapture): string {
   const out: string[] = [];
   const window =
@@ -55,7 +58,7 @@ function renderText(file: string, capture: DecodedCapture): string {
       ? `window [${capture.windowStartNs}, ${capture.windowStopNs ?? 'not stopped'}]`
       : 'no capture window';
   out.push(
-    `${file}: ${capture.vendor.toUpperCase()} API ${capture.apiVersion}, format ${capture.formatVersion}, pid ${capture.pid}, ` +
+    `${file}: ${VENDOR_LABEL[capture.vendor] ?? capture.vendor.toUpperCase()} API ${capture.apiVersion}, format ${capture.formatVersion}, pid ${capture.pid}, ` +
       `${capture.closed ? 'closed' : 'not closed (the process stopped first; its prefix was decoded)'}, ${window}`,
   );
   if (capture.library) out.push(`library: ${capture.library}`);

@@ -44,15 +44,18 @@ export interface CaptureCounts {
   implausible: number;
   malformed: number;
   dropped: number;
-  /** Records whose 64-bit vendor correlation id (MSPTI) did not fit: kept with correlation 0 (no id). */
+  /** Records whose 64-bit vendor correlation id (MSPTI, ROCtracer) did not fit: kept with correlation 0 (no id). */
   correlationOutOfRange: number;
 }
 
 /** A decoded capture: one entry per DeviceEvent in each column. */
 export interface DecodedCapture {
   formatVersion: number;
-  /** Whose activity records the capture holds: 'cupti' (NVIDIA and CUPTI-compatible), 'mspti' (Huawei Ascend). */
-  vendor: 'cupti' | 'mspti' | 'unknown';
+  /**
+   * Whose activity records the capture holds: 'cupti' (NVIDIA and CUPTI-compatible), 'mspti' (Huawei Ascend),
+   * 'roctracer' (AMD ROCm, Hygon DCU).
+   */
+  vendor: 'cupti' | 'mspti' | 'roctracer' | 'unknown';
   apiVersion: number;
   pid: number;
   library: string;

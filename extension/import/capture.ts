@@ -35,6 +35,8 @@ interface VendorNaming {
 const NAMING: Record<string, VendorNaming> = {
   cupti: { device: 'GPU', stream: 'stream', runtime: 'cuda_runtime', driver: 'cuda_driver' },
   mspti: { device: 'NPU', stream: 'Stream', runtime: 'privateuse1_runtime', driver: 'privateuse1_driver' },
+  // Kineto's ROCm traces keep the CUDA names: process "GPU N", thread "stream N", category cuda_runtime.
+  roctracer: { device: 'GPU', stream: 'stream', runtime: 'cuda_runtime', driver: 'cuda_driver' },
 };
 
 export interface MergeResult {

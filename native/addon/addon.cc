@@ -164,9 +164,10 @@ Napi::Value DecodeCapture(const Napi::CallbackInfo& info) {
 
   Napi::Object result = Napi::Object::New(env);
   result.Set("formatVersion", Napi::Number::New(env, capture.formatVersion));
-  result.Set("vendor", Napi::String::New(env, capture.vendor == flagprof::fpc::VendorCupti   ? "cupti"
-                                              : capture.vendor == flagprof::fpc::VendorMspti ? "mspti"
-                                                                                             : "unknown"));
+  result.Set("vendor", Napi::String::New(env, capture.vendor == flagprof::fpc::VendorCupti       ? "cupti"
+                                              : capture.vendor == flagprof::fpc::VendorMspti     ? "mspti"
+                                              : capture.vendor == flagprof::fpc::VendorRoctracer ? "roctracer"
+                                                                                                 : "unknown"));
   result.Set("apiVersion", Napi::Number::New(env, capture.apiVersion));
   result.Set("pid", Napi::Number::New(env, capture.pid));
   result.Set("library", Napi::String::New(env, capture.library));

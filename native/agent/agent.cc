@@ -1,7 +1,7 @@
 // libflagprof_agent.so: the capture side of the shared tracer. This file is the vendor-neutral part: which
 // vendor library to bind, the .fpc file, diagnostics, buffers, and the C ABI the Python launcher calls through
 // ctypes (open/start/stop/push/pop/close). One file per vendor does the rest: cupti_binding.cc (CUDA and the
-// CUPTI-compatible vendors), mspti_binding.cc (Huawei Ascend).
+// CUPTI-compatible vendors), mspti_binding.cc (Huawei Ascend), roctracer_binding.cc (AMD ROCm, Hygon DCU).
 //
 // Loaded by the Python launcher before torch touches a device: the constructor binds the vendor library,
 // registers the buffer callbacks (they must precede the first device context) and arms only the device kinds;
@@ -222,18 +222,83 @@ void RecordsFrame::write() {
   writeFrameLocked(s, iov, 3);
 }
 
+void layoutWarning(const char* code, const char* vendor, const char* versionWord, uint32_t version, const char* hint,
+                   const char* what) {
+  State& s = state();
+  if (s.warnedLayout.exchange(true)) return;
+  diagnostic(code, false, true, "[flagos] %s activity records failed the layout self-check (%s).", vendor, what);
+  diagnostic(code, false, true, "[flagos]   bound %s: %s (%s %u)", vendor,
+             s.libraryPath.empty() ? "<unknown>" : s.libraryPath.c_str(), versionWord, version);
+  diagnostic(code, false, true, "[flagos]   Records that fail the check are dropped and counted; the rest of the capture is kept.");
+  diagnostic(code, false, true, "[flagos]   The record layout this agent mirrors does not match the library it bound.");
+  diagnostic(code, false, true, "[flagos]   Point FLAGOS_TRACER_LIBRARY at %s.", hint);
+}
+
+void markSeen(std::atomic<uint64_t>* bits, uint32_t id) {
+  if (id >= kSeenIds) return;
+  const uint64_t bit = 1ull << (id % 64);
+  // Almost always already set: a plain load spares the locked read-modify-write per record.
+  if (!(bits[id / 64].load(std::memory_order_relaxed) & bit)) bits[id / 64].fetch_or(bit, std::memory_order_relaxed);
+}
+
+void emitNames(uint32_t domain, const std::atomic<uint64_t>* seen, const std::function<const char*(uint32_t)>& nameOf) {
+  std::string payload, entries;
+  uint32_t count = 0;
+  for (uint32_t id = 0; id < kSeenIds; ++id) {
+    if (!(seen[id / 64].load(std::memory_order_relaxed) & (1ull << (id % 64)))) continue;
+    const char* name = nameOf(id);
+    if (name == nullptr) continue;
+    fpc::put32(entries, id);
+    fpc::put32(entries, uint32_t(strlen(name)));
+    entries += name;
+    count++;
+  }
+  if (!count) return;
+  fpc::put32(payload, domain);
+  fpc::put32(payload, count);
+  payload += entries;
+  emitFrame(fpc::FrameNames, payload);
+}
+
+void clockPairNow(int (*getTimestamp)(uint64_t*), uint64_t& vendorNs, uint64_t& realtime) {
+  vendorNs = 0;
+  if (getTimestamp) getTimestamp(&vendorNs);
+  realtime = realtimeNs();
+}
+
+void calibrate(uint32_t phase, int (*getTimestamp)(uint64_t*), const char* code, const char* label) {
+  uint64_t vendor = 0;
+  int result = -1;
+  const uint64_t before = realtimeNs();
+  if (getTimestamp) result = getTimestamp(&vendor);
+  const uint64_t after = realtimeNs();
+  const uint64_t realtime = before + (after - before) / 2;
+  diagnostic(code, true, false, "[flagos] %sclock sample result=%d vendor=%llu realtime=%llu", label, result,
+             (unsigned long long)vendor, (unsigned long long)realtime);
+  if (result != 0 || vendor == 0) return;
+  std::string payload;
+  fpc::put32(payload, phase);
+  fpc::put32(payload, 0);
+  fpc::put64(payload, vendor);
+  fpc::put64(payload, realtime);
+  emitFrame(fpc::FrameCalibration, payload);
+}
+
 namespace {
 
-// The binding for a library that exports either vendor's activity API.
+// The binding for a library that exports one vendor's activity API.
 std::unique_ptr<VendorBinding> bindAny(void* lib, std::string& missing) {
   if (exportsCupti(lib)) return bindCupti(lib, missing);
   if (exportsMspti(lib)) return bindMspti(lib, missing);
-  missing = "neither CUPTI (cuptiActivity*) nor MSPTI (msptiActivity*) activity symbols are exported";
+  if (exportsRoctracer(lib)) return bindRoctracer(lib, missing);
+  missing =
+      "no CUPTI (cuptiActivity*), MSPTI (msptiActivity*) or ROCtracer (roctracer_enable_domain_activity*) activity "
+      "symbols are exported";
   return nullptr;
 }
 
 // FLAGOS_TRACER_LIBRARY first (its vendor told by the symbols it exports), then a library already in the
-// process, then the default sonames: CUPTI, then MSPTI (CUPTI wins where both could load).
+// process, then the default sonames: CUPTI, then MSPTI, then ROCtracer (the first that loads wins).
 void loadVendor(State& s) {
   std::string tried;
   std::string override = trim(getenv("FLAGOS_TRACER_LIBRARY"));
@@ -254,6 +319,8 @@ void loadVendor(State& s) {
     std::string missing;
     if (self && exportsCupti(self) && (s.vendor = bindCupti(self, missing))) s.libraryPath = "<process image>";
     else if (self && exportsMspti(self) && (s.vendor = bindMspti(self, missing))) s.libraryPath = "<process image>";
+    else if (self && exportsRoctracer(self) && (s.vendor = bindRoctracer(self, missing)))
+      s.libraryPath = "<process image>";
   }
   struct Candidate {
     const char* soname;
@@ -265,6 +332,8 @@ void loadVendor(State& s) {
       {"libcupti.so.12", bindCupti, "required CUPTI activity symbols are missing"},
       {"libcupti.so", bindCupti, "required CUPTI activity symbols are missing"},
       {"libmspti.so", bindMspti, "required MSPTI activity symbols are missing"},
+      {"libroctracer64.so.4", bindRoctracer, "required ROCtracer activity symbols are missing"},
+      {"libroctracer64.so", bindRoctracer, "required ROCtracer activity symbols are missing"},
   };
   for (const Candidate& c : candidates) {
     if (s.vendor) break;
@@ -279,9 +348,10 @@ void loadVendor(State& s) {
   }
   if (!s.vendor) {
     if (tried.size() >= 2) tried.resize(tried.size() - 2);
-    s.loadError = "no CUPTI-compatible or MSPTI library could be loaded; tried " + tried;
+    s.loadError = "no CUPTI-compatible, MSPTI or ROCtracer library could be loaded; tried " + tried;
     diagnostic("C1", true, false, "[flagos] CUPTI not available, tracer not armed");
     diagnostic("M1", true, false, "[flagos] libmspti is unavailable");
+    diagnostic("R25", true, false, "[flagos] libroctracer64 is unavailable");
     return;
   }
   // dladdr names the file the symbol actually came from.

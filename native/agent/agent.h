@@ -1,14 +1,16 @@
 // What the vendor-neutral part of libflagprof_agent.so (agent.cc) shares with the per-vendor bindings
-// (cupti_binding.cc, mspti_binding.cc): the capture file, diagnostics, the activity-buffer pool, the records-frame
+// (cupti_binding.cc, mspti_binding.cc, roctracer_binding.cc): the capture file, diagnostics, the activity-buffer pool, the records-frame
 // builder, and the interface each vendor implements. Nothing here is exported from the library.
 #pragma once
 
+#include <dlfcn.h>
 #include <sys/uio.h>
 
 #include <atomic>
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -25,7 +27,7 @@ namespace fpc = flagprof::fpc;
 class VendorBinding {
  public:
   virtual ~VendorBinding() = default;
-  virtual const char* name() const = 0;  // "CUPTI", "MSPTI"
+  virtual const char* name() const = 0;  // "CUPTI", "MSPTI", "ROCtracer"
   virtual uint32_t fpcVendor() const = 0;
   virtual uint32_t apiVersion() const = 0;
   // The activity-API function whose file names the bound library (dladdr).
@@ -46,9 +48,12 @@ class VendorBinding {
 // The binding for `lib` when it exports that vendor's activity API, else nullptr (and `missing` says why).
 std::unique_ptr<VendorBinding> bindCupti(void* lib, std::string& missing);
 std::unique_ptr<VendorBinding> bindMspti(void* lib, std::string& missing);
-// Whether `lib` exports the symbol a vendor is recognised by (cuptiActivity* / msptiActivity*).
+std::unique_ptr<VendorBinding> bindRoctracer(void* lib, std::string& missing);
+// Whether `lib` exports the symbol a vendor is recognised by (cuptiActivity* / msptiActivity* /
+// roctracer_enable_domain_activity*).
 bool exportsCupti(void* lib);
 bool exportsMspti(void* lib);
+bool exportsRoctracer(void* lib);
 
 constexpr size_t kBufferSize = 8u << 20;
 // Buffers written at load so the vendor never fills fresh pages on a launching thread: it delivers buffers on
@@ -90,6 +95,31 @@ void writeFrameLocked(State& s, iovec* iov, int count);
 void sessionFrame(uint32_t event);
 // A4 and A12: what was copied, and the warning when device records came without runtime records.
 void sessionSummary();
+
+// A vendor function by name; false when the library lacks it.
+template <typename F>
+bool bind(void* lib, const char* name, F& fn) {
+  fn = reinterpret_cast<F>(dlsym(lib, name));
+  return fn != nullptr;
+}
+
+// The vendor's records failed the layout self-check: one warning (its continuation lines included) per process,
+// under the vendor's `code`, naming the bound library and what to point FLAGOS_TRACER_LIBRARY at (`hint`).
+void layoutWarning(const char* code, const char* vendor, const char* versionWord, uint32_t version, const char* hint,
+                   const char* what);
+
+// API ids seen in records, named only after the final flush (some vendors deadlock when asked inside a buffer
+// callback). Ids at or above kSeenIds are not named.
+constexpr size_t kSeenIds = 4096;
+void markSeen(std::atomic<uint64_t>* bits, uint32_t id);
+// One names frame for the ids marked in `seen`; `nameOf` gives nullptr for an id it cannot name.
+void emitNames(uint32_t domain, const std::atomic<uint64_t>* seen, const std::function<const char*(uint32_t)>& nameOf);
+// The capture header's clock pair for a vendor whose clock is not realtime (vendor 0 when it gives no time).
+void clockPairNow(int (*getTimestamp)(uint64_t*), uint64_t& vendorNs, uint64_t& realtime);
+// One (vendor clock, realtime) calibration frame, the realtime taken around the vendor's reading; `code` is the
+// vendor's clock-sample line and `label` what its text starts with ("" for CUPTI's, "ROCtracer "). Nothing is
+// written when the vendor gives no time.
+void calibrate(uint32_t phase, int (*getTimestamp)(uint64_t*), const char* code, const char* label);
 
 // Activity buffers for the vendor's request callback: pooled, 8-byte aligned, kBufferSize bytes (nullptr when
 // memory is short, reported once under the vendor's diagnostic code). giveBackBuffer keeps a few for reuse and frees the rest.

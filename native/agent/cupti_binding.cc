@@ -34,35 +34,14 @@ struct CuptiApi {
 
 constexpr uint32_t kFlushForced = 1;  // CUPTI_ACTIVITY_FLAG_FLUSH_FORCED
 constexpr int kThreadIdSystem = 1;    // CUPTI_ACTIVITY_THREAD_ID_TYPE_SYSTEM: matches Kineto's tids
-constexpr size_t kSeenIds = 4096;
 
 // What the buffer callbacks (plain C function pointers) reach: there is one CUPTI binding per process.
 CuptiApi api;
 uint32_t version = 0;
 std::atomic<uint64_t> seenRuntime[kSeenIds / 64] = {}, seenDriver[kSeenIds / 64] = {};
 
-template <typename F>
-bool bind(void* lib, const char* name, F& fn) {
-  fn = reinterpret_cast<F>(dlsym(lib, name));
-  return fn != nullptr;
-}
-
-void markSeen(std::atomic<uint64_t>* bits, uint32_t id) {
-  if (id >= kSeenIds) return;
-  const uint64_t bit = 1ull << (id % 64);
-  // Almost always already set: a plain load spares the locked read-modify-write per record.
-  if (!(bits[id / 64].load(std::memory_order_relaxed) & bit)) bits[id / 64].fetch_or(bit, std::memory_order_relaxed);
-}
-
 void layoutWarning(const char* what) {
-  State& s = state();
-  if (s.warnedLayout.exchange(true)) return;
-  diagnostic("C16", false, true, "[flagos] CUPTI activity records failed the layout self-check (%s).", what);
-  diagnostic("C16", false, true, "[flagos]   bound CUPTI: %s (API version %u)",
-             s.libraryPath.empty() ? "<unknown>" : s.libraryPath.c_str(), version);
-  diagnostic("C16", false, true, "[flagos]   Records that fail the check are dropped and counted; the rest of the capture is kept.");
-  diagnostic("C16", false, true, "[flagos]   The record layout this agent mirrors does not match the library it bound.");
-  diagnostic("C16", false, true, "[flagos]   Point FLAGOS_TRACER_LIBRARY at the CUPTI that belongs to the running CUDA runtime.");
+  flagprof::agent::layoutWarning("C16", "CUPTI", "API version", version, "the CUPTI that belongs to the running CUDA runtime", what);
 }
 
 void bufferRequested(uint8_t** buffer, size_t* size, size_t* maxRecords) {
@@ -169,22 +148,10 @@ void bufferCompleted(void* context, uint32_t streamId, uint8_t* buffer, size_t /
 
 void resolveNames(int domain, std::atomic<uint64_t>* seen) {
   if (!api.getCallbackName) return;
-  std::string payload, entries;
-  uint32_t count = 0;
-  for (uint32_t id = 0; id < kSeenIds; ++id) {
-    if (!(seen[id / 64].load(std::memory_order_relaxed) & (1ull << (id % 64)))) continue;
+  emitNames(uint32_t(domain), seen, [domain](uint32_t id) -> const char* {
     const char* name = nullptr;
-    if (api.getCallbackName(domain, id, &name) != 0 || name == nullptr) continue;
-    fpc::put32(entries, id);
-    fpc::put32(entries, uint32_t(strlen(name)));
-    entries += name;
-    count++;
-  }
-  if (!count) return;
-  fpc::put32(payload, uint32_t(domain));
-  fpc::put32(payload, count);
-  payload += entries;
-  emitFrame(fpc::FrameNames, payload);
+    return api.getCallbackName(domain, id, &name) == 0 ? name : nullptr;
+  });
 }
 
 class CuptiBinding final : public VendorBinding {
@@ -217,15 +184,11 @@ class CuptiBinding final : public VendorBinding {
                enableKernel_, enableMemcpy_, enableMemset_, enableDevice);
   }
 
-  void clockPair(uint64_t& vendorNs, uint64_t& realtime) override {
-    vendorNs = 0;
-    if (api.getTimestamp) api.getTimestamp(&vendorNs);
-    realtime = realtimeNs();
-  }
+  void clockPair(uint64_t& vendorNs, uint64_t& realtime) override { clockPairNow(api.getTimestamp, vendorNs, realtime); }
 
   int start(std::string& error) override {
     State& s = state();
-    calibrate(1);
+    calibrate(1, api.getTimestamp, "C6", "");
     diagnostic("C7", true, false, "[flagos] CuptiDeviceTracer::start() called");
     // Leftovers from before the session go out first, uncopied (only device properties are kept from them).
     int flush = api.flushAll(kFlushForced);
@@ -255,7 +218,7 @@ class CuptiBinding final : public VendorBinding {
     s.copying.store(false, std::memory_order_release);
     api.disable(FP_CUPTI_KIND_RUNTIME);
     api.disable(FP_CUPTI_KIND_EXTERNAL_CORRELATION);
-    calibrate(2);
+    calibrate(2, api.getTimestamp, "C6", "");
     // Only now, with every buffer delivered, ask the vendor for names.
     resolveNames(FP_CUPTI_CB_DOMAIN_RUNTIME_API, seenRuntime);
     resolveNames(FP_CUPTI_CB_DOMAIN_DRIVER_API, seenDriver);
@@ -284,25 +247,6 @@ class CuptiBinding final : public VendorBinding {
 
  private:
   int registerResult_ = -1, enableKernel_ = -1, enableMemcpy_ = -1, enableMemset_ = -1;
-
-  // One (vendor clock, realtime) pair: the decoder maps CUPTI's clock through them.
-  static void calibrate(uint32_t phase) {
-    uint64_t vendor = 0;
-    int result = -1;
-    const uint64_t before = realtimeNs();
-    if (api.getTimestamp) result = api.getTimestamp(&vendor);
-    const uint64_t after = realtimeNs();
-    const uint64_t realtime = before + (after - before) / 2;
-    diagnostic("C6", true, false, "[flagos] clock sample result=%d vendor=%llu realtime=%llu", result,
-               (unsigned long long)vendor, (unsigned long long)realtime);
-    if (result != 0 || vendor == 0) return;
-    std::string payload;
-    fpc::put32(payload, phase);
-    fpc::put32(payload, 0);
-    fpc::put64(payload, vendor);
-    fpc::put64(payload, realtime);
-    emitFrame(fpc::FrameCalibration, payload);
-  }
 };
 
 }  // namespace

@@ -50,21 +50,8 @@ MsptiApi api;
 uint32_t version = 0;
 size_t recordSizes[kKinds] = {};  // per kind: what the library writes, at least what the mirror reads
 
-template <typename F>
-bool bind(void* lib, const char* name, F& fn) {
-  fn = reinterpret_cast<F>(dlsym(lib, name));
-  return fn != nullptr;
-}
-
 void layoutWarning(const char* what) {
-  State& s = state();
-  if (s.warnedLayout.exchange(true)) return;
-  diagnostic("M16", false, true, "[flagos] MSPTI activity records failed the layout self-check (%s).", what);
-  diagnostic("M16", false, true, "[flagos]   bound MSPTI: %s (version %u)",
-             s.libraryPath.empty() ? "<unknown>" : s.libraryPath.c_str(), version);
-  diagnostic("M16", false, true, "[flagos]   Records that fail the check are dropped and counted; the rest of the capture is kept.");
-  diagnostic("M16", false, true, "[flagos]   The record layout this agent mirrors does not match the library it bound.");
-  diagnostic("M16", false, true, "[flagos]   Point FLAGOS_TRACER_LIBRARY at the libmspti.so of the running CANN.");
+  flagprof::agent::layoutWarning("M16", "MSPTI", "version", version, "the libmspti.so of the running CANN", what);
 }
 
 void bufferRequested(uint8_t** buffer, size_t* size, size_t* maxRecords) {

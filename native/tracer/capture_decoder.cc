@@ -9,6 +9,7 @@
 
 #include "fpc_format.h"
 #include "mspti_decode.h"
+#include "roctracer_decode.h"
 
 namespace flagprof {
 
@@ -90,6 +91,7 @@ struct CuptiRecords {
   static RecordClass parse(const uint8_t* rec, size_t size, ParsedRecord& r) { return cupti::parseRecord(rec, size, r); }
   static std::string memcpyName(const ParsedRecord& r) { return cupti::memcpyName(r); }
   static std::string memsetName(const ParsedRecord& r) { return cupti::memsetName(r); }
+  static std::string callName(const ParsedRecord& r, const cupti::DecodeContext& c) { return cupti::eventName(r, {}, c); }
 };
 
 struct MsptiRecords {
@@ -99,6 +101,23 @@ struct MsptiRecords {
   static RecordClass parse(const uint8_t* rec, size_t size, ParsedRecord& r) { return mspti::parseRecord(rec, size, r); }
   static std::string memcpyName(const ParsedRecord& r) { return mspti::memcpyName(r); }
   static std::string memsetName(const ParsedRecord& r) { return mspti::memsetName(r); }
+  static std::string callName(const ParsedRecord&, const cupti::DecodeContext&) { return mspti::kGenericRuntimeName; }
+};
+
+// ROCtracer: kernels point to their name as CUPTI's do; API calls carry a HIP API id resolved by a names frame
+// (domain HIP_API) written after the final flush; correlation ids are 64-bit.
+struct RoctracerRecords {
+  static constexpr bool kNamesFromStrings = false;
+  static constexpr bool kKernelType = false;
+  static constexpr bool kWideCorrelation = true;
+  static RecordClass parse(const uint8_t* rec, size_t size, ParsedRecord& r) {
+    return roctracer::parseRecord(rec, size, r);
+  }
+  static std::string memcpyName(const ParsedRecord& r) { return roctracer::memcpyName(r); }
+  static std::string memsetName(const ParsedRecord& r) { return roctracer::memsetName(r); }
+  static std::string callName(const ParsedRecord& r, const cupti::DecodeContext& c) {
+    return roctracer::runtimeName(r.cbid, c.runtimeNamesFromLibrary);
+  }
 };
 
 template <typename Vendor>
@@ -667,7 +686,7 @@ class Decoder {
     ParsedRecord r;
     r.kind = kind;
     r.cbid = cbid;
-    std::string name = cupti::eventName(r, {}, out_.context);
+    std::string name = Vendor::callName(r, out_.context);
     return copyName((kind == EventKind::Runtime ? 3u << 24 : 4u << 24) ^ cbid ^ (cbid >> 24 << 30),
                     [&] { return name; });
   }
@@ -703,9 +722,10 @@ bool decodeCapture(const uint8_t* data, size_t size, DecodedCapture& out, std::s
   switch (out.vendor) {
     case fpc::VendorCupti: Decoder<CuptiRecords>(data, size, out, options).run(); return true;
     case fpc::VendorMspti: Decoder<MsptiRecords>(data, size, out, options).run(); return true;
+    case fpc::VendorRoctracer: Decoder<RoctracerRecords>(data, size, out, options).run(); return true;
     default:
       error = "capture from vendor " + std::to_string(out.vendor) +
-              " at offset 12: this build decodes CUPTI (1) and MSPTI (2)";
+              " at offset 12: this build decodes CUPTI (1), MSPTI (2) and ROCtracer (3)";
       return false;
   }
 }
@@ -734,6 +754,11 @@ DeviceEvent eventAt(const DecodedCapture& c, size_t i, const uint8_t* data) {
     mspti::appendMetadata(r, e.external_correlation_id, kernelType(c, i), e.metadata);
     return e;
   }
+  if (c.vendor == fpc::VendorRoctracer) {
+    roctracer::parseRecord(data + c.recordOffset[i], c.recordSize[i], r);
+    roctracer::appendMetadata(r, e.external_correlation_id, e.metadata);
+    return e;
+  }
   cupti::parseRecord(data + c.recordOffset[i], c.recordSize[i], r);
   auto dev = c.context.devices.find(r.device);
   cupti::appendMetadata(r, e.external_correlation_id, dev == c.context.devices.end() ? nullptr : &dev->second,
@@ -748,6 +773,11 @@ void appendEventArgsJson(std::string& out, const DecodedCapture& c, size_t i, co
   if (c.vendor == fpc::VendorMspti) {
     mspti::parseRecord(data + c.recordOffset[i], c.recordSize[i], r);
     mspti::appendMetadataJson(r, ext, kernelType(c, i), out);
+    return;
+  }
+  if (c.vendor == fpc::VendorRoctracer) {
+    roctracer::parseRecord(data + c.recordOffset[i], c.recordSize[i], r);
+    roctracer::appendMetadataJson(r, ext, out);
     return;
   }
   cupti::parseRecord(data + c.recordOffset[i], c.recordSize[i], r);

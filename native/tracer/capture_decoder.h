@@ -1,6 +1,6 @@
 // Decodes a whole .fpc capture into columns of DeviceEvents (the addon hands them to the extension host as
 // typed arrays without copying) plus counts and diagnostics, with the decoder of the vendor the header names
-// (CUPTI or MSPTI; one decoder instance per vendor, chosen once per capture). Damaged frames are skipped and reported by
+// (CUPTI, MSPTI or ROCtracer; one decoder instance per vendor, chosen once per capture). Damaged frames are skipped and reported by
 // offset; only a file that is not a capture at all (magic, version, header) is an error.
 #pragma once
 
@@ -33,7 +33,7 @@ struct CaptureCounts {
   uint64_t externalCorrelation = 0, deviceRecords = 0, ignored = 0;
   uint64_t noTiming = 0, implausible = 0, malformed = 0;
   uint64_t dropped = 0;  // records the vendor reported as dropped
-  // Records whose 64-bit vendor correlation id (MSPTI) does not fit the 32-bit columns: kept without a
+  // Records whose 64-bit vendor correlation id (MSPTI, ROCtracer) does not fit the 32-bit columns: kept without a
   // correlation (no flow, no link through their runtime call) rather than with a truncated id.
   uint64_t correlationOutOfRange = 0;
 };

@@ -18,6 +18,11 @@
 // byte, the type. Names never contain NUL, so the split is unambiguous, and identical pairs share one entry.
 // MSPTI timestamps are already CLOCK_REALTIME: its header's clock pair is (realtime, realtime) and its captures
 // carry no calibration frames.
+// ROCtracer (3) was added the same way. Its records are ROCtracer's 64-byte activity_record_t verbatim; a kernel
+// record's string is the kernel name its pointer held (copied while the buffer was alive), as for CUPTI. API
+// records carry a HIP API id (op), resolved with roctracer_op_string after the final flush and written as a names
+// frame whose domain is ACTIVITY_DOMAIN_HIP_API (3). Timestamps are the HSA system clock: the header pair and the
+// calibration frames (roctracer_get_timestamp, CLOCK_REALTIME) map them, as for CUPTI.
 #pragma once
 
 #include <cstddef>
@@ -33,14 +38,15 @@ inline constexpr uint16_t kFormatVersion = 1;
 inline constexpr size_t kHeaderSize = 64;
 inline constexpr size_t kFrameOverhead = 12;  // type + length + crc32
 
-enum Vendor : uint32_t { VendorUnknown = 0, VendorCupti = 1, VendorMspti = 2 };
+enum Vendor : uint32_t { VendorUnknown = 0, VendorCupti = 1, VendorMspti = 2, VendorRoctracer = 3 };
 
 enum FrameType : uint32_t {
   // u32 string count, {u32 length, bytes}*, u32 record count, {u32 size, u32 string index or ~0u, bytes}*.
   // Records are the vendor's bytes verbatim; the string is what the record pointed to (a kernel name; for MSPTI
   // also an API name, and a kernel's name and type joined by a NUL byte: see above).
   FrameRecords = 1,
-  // u32 callback domain, u32 count, {u32 id, u32 length, bytes}*: API names resolved after the flush.
+  // u32 callback domain (CUPTI: 1 driver, 2 runtime; ROCtracer: 3 HIP API), u32 count, {u32 id, u32 length,
+  // bytes}*: API names resolved after the flush.
   FrameNames = 2,
   // u32 phase (0 open, 1 start, 2 stop), u32 0, u64 vendor clock, u64 realtime clock.
   FrameCalibration = 3,

@@ -50,12 +50,6 @@ namespace {
 
 #define FP_MSPTI_LOAD(rec, type, field) loadAt<decltype(type::field)>(rec, offsetof(type, field))
 
-void setCorrelation(ParsedRecord& r, uint64_t id) {
-  const bool fits = id <= std::numeric_limits<uint32_t>::max();
-  r.correlation = fits ? uint32_t(id) : 0;
-  r.correlationOutOfRange = !fits;
-}
-
 const char* const kCopyKinds[FP_MSPTI_MEMCPY_KIND_COUNT] = {"Unknown", "HtoH", "HtoD", "DtoH", "DtoD", "Default"};
 
 }  // namespace
@@ -75,7 +69,7 @@ RecordClass parseRecord(const uint8_t* rec, size_t size, ParsedRecord& r) {
       r.end = FP_MSPTI_LOAD(rec, K, end);
       r.device = loadAt<uint32_t>(rec, offsetof(K, ds));
       r.stream = loadAt<uint32_t>(rec, offsetof(K, ds) + 4);
-      setCorrelation(r, FP_MSPTI_LOAD(rec, K, correlationId));
+      setWideCorrelation(r, FP_MSPTI_LOAD(rec, K, correlationId));
       return checkTiming(r);
     }
     case FP_MSPTI_KIND_API: {
@@ -86,7 +80,7 @@ RecordClass parseRecord(const uint8_t* rec, size_t size, ParsedRecord& r) {
       r.end = FP_MSPTI_LOAD(rec, A, end);
       r.process = loadAt<uint32_t>(rec, offsetof(A, pt));
       r.thread = loadAt<uint32_t>(rec, offsetof(A, pt) + 4);
-      setCorrelation(r, FP_MSPTI_LOAD(rec, A, correlationId));
+      setWideCorrelation(r, FP_MSPTI_LOAD(rec, A, correlationId));
       return checkTiming(r);
     }
     case FP_MSPTI_KIND_MEMCPY: {
@@ -100,7 +94,7 @@ RecordClass parseRecord(const uint8_t* rec, size_t size, ParsedRecord& r) {
       r.end = FP_MSPTI_LOAD(rec, M, end);
       r.device = FP_MSPTI_LOAD(rec, M, deviceId);
       r.stream = FP_MSPTI_LOAD(rec, M, streamId);
-      setCorrelation(r, FP_MSPTI_LOAD(rec, M, correlationId));
+      setWideCorrelation(r, FP_MSPTI_LOAD(rec, M, correlationId));
       r.isAsync = FP_MSPTI_LOAD(rec, M, isAsync) ? 1 : 0;
       return checkTiming(r);
     }
@@ -114,7 +108,7 @@ RecordClass parseRecord(const uint8_t* rec, size_t size, ParsedRecord& r) {
       r.end = FP_MSPTI_LOAD(rec, S, end);
       r.device = FP_MSPTI_LOAD(rec, S, deviceId);
       r.stream = FP_MSPTI_LOAD(rec, S, streamId);
-      setCorrelation(r, FP_MSPTI_LOAD(rec, S, correlationId));
+      setWideCorrelation(r, FP_MSPTI_LOAD(rec, S, correlationId));
       r.isAsync = FP_MSPTI_LOAD(rec, S, isAsync) ? 1 : 0;
       return checkTiming(r);
     }
@@ -123,7 +117,7 @@ RecordClass parseRecord(const uint8_t* rec, size_t size, ParsedRecord& r) {
       using E = fp_mspti_external_correlation;
       r.externalKind = FP_MSPTI_LOAD(rec, E, externalKind);
       r.externalId = FP_MSPTI_LOAD(rec, E, externalId);
-      setCorrelation(r, FP_MSPTI_LOAD(rec, E, correlationId));
+      setWideCorrelation(r, FP_MSPTI_LOAD(rec, E, correlationId));
       // Only the custom kinds (CUSTOM0..CUSTOM2) are ever pushed; anything else means the layout is off.
       if (r.externalKind < FP_MSPTI_EXTERNAL_KIND_CUSTOM0 || r.externalKind > FP_MSPTI_EXTERNAL_KIND_CUSTOM0 + 2)
         return RecordClass::Implausible;
@@ -176,11 +170,7 @@ void appendMetadata(const ParsedRecord& r, std::optional<int64_t> externalId, st
       break;
     case EventKind::Memcpy:
     case EventKind::Memset: {
-      m["device"] = std::to_string(r.device);
-      m["stream"] = std::to_string(r.stream);
-      m["bytes"] = std::to_string(r.bytes);
-      const uint64_t duration = r.end - r.start;
-      m["memory bandwidth (GB/s)"] = doubleText(duration ? double(r.bytes) / double(duration) : 0.0);  // bytes/ns
+      appendTransferMetadata(r, m);
       m["Async"] = r.isAsync ? "true" : "false";
       if (r.kind == EventKind::Memcpy) m["Copy Kind"] = kCopyKinds[r.copyKind < FP_MSPTI_MEMCPY_KIND_COUNT ? r.copyKind : 0];
       if (r.kind == EventKind::Memset) m["value"] = std::to_string(r.memsetValue);

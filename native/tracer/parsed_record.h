@@ -6,6 +6,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
+#include <map>
 #include <string>
 
 #include "device_tracer.h"
@@ -43,7 +44,7 @@ struct ParsedRecord {
   // external correlation
   uint32_t externalKind = 0;
   uint64_t externalId = 0;
-  // Vendors with 64-bit correlation ids (MSPTI): the id did not fit the 32-bit columns, `correlation` holds 0
+  // Vendors with 64-bit correlation ids (MSPTI, ROCtracer): the id did not fit the 32-bit columns, `correlation` holds 0
   // (no correlation) instead of a truncated id that could pair the wrong records.
   bool correlationOutOfRange = false;
 };
@@ -54,6 +55,14 @@ inline T loadAt(const uint8_t* record, size_t offset) {
   T v;
   std::memcpy(&v, record + offset, sizeof(T));
   return v;
+}
+
+// A 64-bit vendor correlation id into the 32-bit columns: ids that do not fit leave 0 (no correlation) and set
+// correlationOutOfRange, rather than a truncated id that could pair the wrong records.
+inline void setWideCorrelation(ParsedRecord& r, uint64_t id) {
+  const bool fits = id <= 0xffffffffull;
+  r.correlation = fits ? uint32_t(id) : 0;
+  r.correlationOutOfRange = !fits;
 }
 
 // Event for plausible times; start == end == 0 is the vendors' "no timing"; a negative or hour-long span means the
@@ -70,6 +79,16 @@ inline std::string doubleText(double value) {
   char buf[64];
   auto res = std::to_chars(buf, buf + sizeof buf, value);
   return std::string(buf, res.ptr);
+}
+
+// The fields a copy or memset carries under Kineto's names on every vendor that reports them as device, stream
+// and size: "device", "stream", "bytes", "memory bandwidth (GB/s)" (bytes per ns is GB/s).
+inline void appendTransferMetadata(const ParsedRecord& r, std::map<std::string, std::string>& m) {
+  m["device"] = std::to_string(r.device);
+  m["stream"] = std::to_string(r.stream);
+  m["bytes"] = std::to_string(r.bytes);
+  const uint64_t duration = r.end - r.start;
+  m["memory bandwidth (GB/s)"] = doubleText(duration ? double(r.bytes) / double(duration) : 0.0);
 }
 
 }  // namespace flagprof

@@ -27,6 +27,7 @@
 #include <unistd.h>
 
 #include "../fake-vendor/delivery.h"
+#include "../fake-vendor/names.h"
 
 #include "mspti_mirror.h"
 
@@ -57,27 +58,6 @@ static uint64_t now_ns(void) {
 static void spin_until(uint64_t t) {
   while (now_ns() < t) {
   }
-}
-
-/* CANN owns the names its records point to; the fake keeps its own copy of each distinct name for the life of
- * the process, so a caller's string may die as soon as the launch returns. */
-struct name_entry {
-  struct name_entry* next;
-  char text[];
-};
-static struct name_entry* names;
-
-static const char* own_name_locked(const char* name) {
-  if (!name) return NULL;
-  for (struct name_entry* e = names; e; e = e->next)
-    if (strcmp(e->text, name) == 0) return e->text;
-  size_t n = strlen(name);
-  struct name_entry* e = (struct name_entry*)malloc(sizeof *e + n + 1);
-  if (!e) return NULL;
-  memcpy(e->text, name, n + 1);
-  e->next = names;
-  names = e;
-  return e->text;
 }
 
 static size_t record_size(uint32_t kind) {

@@ -1,4 +1,4 @@
-/* Buffer delivery shared by the FAKE vendor activity libraries (test/fake-cupti, test/fake-mspti), done as the
+/* Buffer delivery shared by the FAKE vendor activity libraries (test/fake-cupti, -mspti, -roctracer), done as the
  * real libraries do it: a full buffer goes to the subscriber's completed callback from the library's own worker
  * thread, never on the thread that launched the work, and a flush returns only once every buffer completed before
  * it has been delivered and its callback has returned, in order. Included once by each fake. */

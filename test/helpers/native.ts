@@ -12,6 +12,7 @@ export const ADDON = path.join(ROOT, 'build', 'Release', 'flagprof.node');
 export const AGENT = path.join(ROOT, 'build', 'Release', 'libflagprof_agent.so');
 export const FAKE_CUPTI = path.join(ROOT, 'out', 'native', 'libcupti_fake.so');
 export const FAKE_MSPTI = path.join(ROOT, 'out', 'native', 'libmspti_fake.so');
+export const FAKE_ROCTRACER = path.join(ROOT, 'out', 'native', 'libroctracer64_fake.so');
 export const PYTHON = path.join(ROOT, '.venv', 'bin', 'python');
 
 /** Builds the addon and agent when `npm ci` has not (node-gyp, no downloads). */
@@ -29,8 +30,9 @@ export function cuptiIncludeDir(): string {
   });
 }
 
-/** The buffer delivery both fake vendor libraries share. */
+/** The buffer delivery and the string ownership the fake vendor libraries share. */
 const FAKE_DELIVERY = path.join(ROOT, 'test', 'fake-vendor', 'delivery.h');
+const FAKE_NAMES = path.join(ROOT, 'test', 'fake-vendor', 'names.h');
 
 /** Compiles a fake vendor library when missing or older than any file it is built from. */
 function buildFake(source: string, output: string, dependencies: string[], include?: string): string {
@@ -71,7 +73,18 @@ export function ensureFakeCupti(): string {
 export function ensureFakeMspti(): string {
   return buildFake(path.join(ROOT, 'test', 'fake-mspti', 'fake_mspti.c'), FAKE_MSPTI, [
     FAKE_DELIVERY,
+    FAKE_NAMES,
     path.join(ROOT, 'native', 'tracer', 'mspti_mirror.h'),
+  ]);
+}
+
+/** Compiles the fake ROCtracer library (from the tracer's mirror: no ROCtracer header is installed) when missing or
+ * stale. */
+export function ensureFakeRoctracer(): string {
+  return buildFake(path.join(ROOT, 'test', 'fake-roctracer', 'fake_roctracer.c'), FAKE_ROCTRACER, [
+    FAKE_DELIVERY,
+    FAKE_NAMES,
+    path.join(ROOT, 'native', 'tracer', 'roctracer_mirror.h'),
   ]);
 }
 
@@ -115,7 +128,7 @@ export const KIND = {
   externalCorrelation: 39,
 };
 
-export const VENDOR = { cupti: 1, mspti: 2 };
+export const VENDOR = { cupti: 1, mspti: 2, roctracer: 3 };
 
 export function fpcHeader(
   options: {
@@ -431,5 +444,47 @@ export function msptiExternalRecord(correlation: bigint, externalId: bigint, ext
   b.writeUInt32LE(externalKind, 4);
   b.writeBigUInt64LE(externalId, 8);
   b.writeBigUInt64LE(correlation, 16);
+  return b;
+}
+
+// Raw ROCtracer records at the offsets of the public ext/prof_protocol.h: one 64-byte activity_record_t for
+// every domain (64-bit correlation ids).
+export const ROC_DOMAIN = { hipOps: 2, hipApi: 3, extApi: 5 };
+/** HIP_OPS op numbers, and the command types a copy's kind holds (OpenCL numbers, as HIP's runtime uses them). */
+export const ROC_OP = { dispatch: 0, copy: 1, barrier: 2 };
+export const ROC_KIND = { kernel: 0x11f0, dtoh: 0x11f3, htod: 0x11f4, dtod: 0x11f5, fill: 0x1207 };
+
+export function rocRecord(f: {
+  domain: number;
+  op: number;
+  kind?: number;
+  start: bigint;
+  end: bigint;
+  correlation: bigint;
+  device?: number;
+  queue?: bigint;
+  pid?: number;
+  tid?: number;
+  externalId?: bigint;
+  bytes?: bigint;
+}): Buffer {
+  const b = Buffer.alloc(64);
+  b.writeUInt32LE(f.domain, 0);
+  b.writeUInt32LE(f.kind ?? 0, 4);
+  b.writeUInt32LE(f.op, 8);
+  b.writeBigUInt64LE(f.correlation, 16);
+  b.writeBigUInt64LE(f.start, 24);
+  b.writeBigUInt64LE(f.end, 32);
+  if (f.domain === ROC_DOMAIN.hipOps) {
+    b.writeInt32LE(f.device ?? 0, 40);
+    b.writeBigUInt64LE(f.queue ?? 0n, 48);
+  } else if (f.domain === ROC_DOMAIN.hipApi) {
+    b.writeUInt32LE(f.pid ?? 4242, 40);
+    b.writeUInt32LE(f.tid ?? 4243, 44);
+  } else if (f.domain === ROC_DOMAIN.extApi) {
+    b.writeBigUInt64LE(f.externalId ?? 0n, 40);
+  }
+  // A kernel's name pointer (meaningless once copied) or a copy's byte count.
+  b.writeBigUInt64LE(f.bytes ?? 0xdeadbeefn, 56);
   return b;
 }

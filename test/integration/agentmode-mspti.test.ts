@@ -11,11 +11,18 @@ import path from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { analyze } from '../../extension/analysis/analyze';
 import type { Analysis } from '../../extension/analysis/types';
-import { parseLine } from '../../extension/bringup/diagnostics';
 import { loadAddon, type DecodedCapture } from '../../extension/import/addon';
 import { mergeCapture } from '../../extension/import/capture';
-import { importTrace } from '../../extension/import/kineto';
-import { FlowPhase, Profile, SliceKind, isDeviceKind } from '../../extension/model/profile';
+import { Profile, SliceKind } from '../../extension/model/profile';
+import {
+  deviceSlices,
+  expectFlowsPaired,
+  expectMergedInsideWindow,
+  expectRecordedLinesKnown,
+  openAgentSession,
+  runAgentWorkload,
+  type WorkloadRun,
+} from '../helpers/capture';
 import { PYTHON, ROOT, ensureFakeMspti, ensureNativeBuilt } from '../helpers/native';
 
 const WORKLOAD = path.join(ROOT, 'test', 'fake-mspti', 'workload.py');
@@ -27,31 +34,13 @@ const EXPECTED_OP: Record<string, string> = {
   'Memcpy DtoH': 'fake::to_cpu',
 };
 
-interface Run {
-  dir: string;
-  stdout: string;
-  stderr: string;
-  status: number | null;
+function runWorkload(env: Record<string, string>, args: string[] = []): WorkloadRun {
+  return runAgentWorkload(WORKLOAD, ensureFakeMspti(), env, args);
 }
 
-function runWorkload(env: Record<string, string>, args: string[] = []): Run {
-  const dir = mkdtempSync(path.join(os.tmpdir(), 'flagprof-mspti-'));
-  const run = spawnSync(PYTHON, [WORKLOAD, dir, ...args], {
-    encoding: 'utf8',
-    timeout: 120_000,
-    env: {
-      ...process.env,
-      PYTHONPATH: path.join(ROOT, 'native', 'agent', 'python'),
-      FLAGOS_TRACER_LIBRARY: ensureFakeMspti(),
-      ...env,
-    },
-  });
-  return { dir, stdout: run.stdout, stderr: run.stderr, status: run.status };
-}
-
-let plain: Run;
-let pushed: Run;
-let wide: Run;
+let plain: WorkloadRun;
+let pushed: WorkloadRun;
+let wide: WorkloadRun;
 let profile: Profile;
 let analysis: Analysis;
 let capture: DecodedCapture;
@@ -64,17 +53,8 @@ beforeAll(async () => {
   // Correlation ids that cross 2^32 - 1 partway through the run.
   wide = runWorkload({ FAKE_MSPTI_FIRST_CORRELATION: String(2 ** 32 - 8) }, ['--push-correlation']);
   for (const run of [plain, pushed, wide]) expect(run.status, run.stderr).toBe(0);
-  profile = await importTrace(path.join(plain.dir, 'trace.json'));
-  mergeCapture(profile, path.join(plain.dir, 'capture.fpc'));
-  analysis = analyze(profile);
-  capture = loadAddon().decodeCapture(path.join(plain.dir, 'capture.fpc'), { args: true });
+  ({ profile, analysis, capture } = await openAgentSession(plain.dir));
 }, 300_000);
-
-function deviceSlices(p: Profile): number[] {
-  const out: number[] = [];
-  for (let i = 0; i < p.slices.length; i++) if (isDeviceKind(p.slices.kind[i])) out.push(i);
-  return out;
-}
 
 describe('agent mode with the fake MSPTI library', () => {
   it('says the capture is MSPTI and names the device tracks as Ascend traces do', () => {
@@ -116,41 +96,13 @@ describe('agent mode with the fake MSPTI library', () => {
   });
 
   it('pairs every flow, keyed on the vendor correlation id', () => {
-    const devices = deviceSlices(profile);
-    expect(analysis.flows.byCategory.ac2g).toEqual({ paired: devices.length, startOnly: 0, finishOnly: 0 });
-    const { flows } = profile;
-    for (let f = 0; f < flows.length; f++) {
-      if (profile.strings.get(flows.cat[f]) !== 'ac2g') continue;
-      const slice = flows.slice[f];
-      expect(String(profile.slices.correlation[slice])).toBe(profile.strings.get(flows.id[f]));
-      expect(
-        flows.phase[f] === FlowPhase.Start
-          ? profile.slices.kind[slice] === SliceKind.Runtime
-          : isDeviceKind(profile.slices.kind[slice]),
-      ).toBe(true);
-    }
+    expectFlowsPaired(profile, analysis);
   });
 
   it('keeps every merged event strictly inside the capture window', () => {
-    const lo = capture.windowStartNs!;
-    const hi = capture.windowStopNs!;
-    expect(hi > lo).toBe(true);
-    let merged = 0;
-    for (let i = 0; i < profile.slices.length; i++) {
-      const kind = profile.slices.kind[i];
-      if (!isDeviceKind(kind) && kind !== SliceKind.Runtime) continue;
-      if (kind === SliceKind.Runtime && profile.categoryOf(i) !== 'privateuse1_runtime') continue;
-      merged++;
-      const start = profile.absoluteNs(profile.slices.start[i]);
-      const end = profile.absoluteNs(profile.slices.start[i] + profile.slices.dur[i]);
-      expect(start >= lo && end <= hi, `${profile.nameOf(i)} [${start}, ${end}] in [${lo}, ${hi}]`).toBe(
-        true,
-      );
-    }
-    expect(merged).toBe(14 + 15);
+    expect(expectMergedInsideWindow(profile, capture, 'privateuse1_runtime')).toBe(14 + 15);
     // The launch before start() was flushed at start() and never copied.
     expect(capture.counts.kernel).toBe(5 + 5 + 1 + 1);
-    expect(profile.warnings.filter((w) => /fell outside the capture window/.test(w.message))).toEqual([]);
   });
 
   it('names API calls from the strings their records pointed to', () => {
@@ -265,12 +217,7 @@ describe('agent mode with the fake MSPTI library', () => {
     const c = loadAddon().decodeCapture(path.join(pushed.dir, 'capture.fpc'));
     const codes = c.diagnostics.filter((d) => d.fromCapture).map((d) => d.code);
     expect(codes).toEqual(expect.arrayContaining(['M0', 'M7', 'M8', 'M9', 'M13', 'M14', 'A4']));
-    // The bring-up view knows every line the agent wrote.
-    for (const d of c.diagnostics.filter((x) => x.fromCapture)) {
-      const parsed = parseLine(d.message);
-      expect(parsed.component, d.message).not.toBe('unknown');
-      expect(parsed.code, d.message).toBe(d.code);
-    }
+    expectRecordedLinesKnown(c);
     expect(plain.stderr).not.toContain('[flagos]');
     expect(capture.diagnostics.filter((d) => d.fromCapture)).toEqual([]);
   });

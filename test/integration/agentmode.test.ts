@@ -8,12 +8,10 @@ import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, writeFi
 import os from 'node:os';
 import path from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { analyze } from '../../extension/analysis/analyze';
 import type { Analysis } from '../../extension/analysis/types';
 import { loadAddon, type DecodedCapture } from '../../extension/import/addon';
-import { mergeCapture } from '../../extension/import/capture';
-import { importTrace } from '../../extension/import/kineto';
-import { FlowPhase, Profile, SliceKind, isDeviceKind } from '../../extension/model/profile';
+import { Profile, SliceKind, isDeviceKind } from '../../extension/model/profile';
+import { expectFlowsPaired, expectMergedInsideWindow, openAgentSession } from '../helpers/capture';
 import { PYTHON, ROOT, ensureFakeCupti, ensureNativeBuilt } from '../helpers/native';
 
 const WORKLOAD = path.join(ROOT, 'test', 'fake-cupti', 'workload.py');
@@ -61,10 +59,7 @@ beforeAll(async () => {
   pushed = runWorkload({ FLAGOS_TRACE: 'YeS', FAKE_CUPTI_DROP_EVERY: '7' }, ['--push-correlation']);
   expect(plain.status, plain.stderr).toBe(0);
   expect(pushed.status, pushed.stderr).toBe(0);
-  profile = await importTrace(path.join(plain.dir, 'trace.json'));
-  mergeCapture(profile, path.join(plain.dir, 'capture.fpc'));
-  analysis = analyze(profile);
-  capture = loadAddon().decodeCapture(path.join(plain.dir, 'capture.fpc'), { args: true });
+  ({ profile, analysis, capture } = await openAgentSession(plain.dir));
 }, 300_000);
 
 function deviceSlices(p: Profile): number[] {
@@ -92,47 +87,14 @@ describe('agent mode with the fake CUPTI library', () => {
   });
 
   it('pairs every flow, keyed on the vendor correlation id', () => {
-    const devices = deviceSlices(profile);
-    expect(analysis.flows.byCategory.ac2g).toEqual({ paired: devices.length, startOnly: 0, finishOnly: 0 });
-    const { flows } = profile;
-    for (let f = 0; f < flows.length; f++) {
-      if (profile.strings.get(flows.cat[f]) !== 'ac2g') continue;
-      const slice = flows.slice[f];
-      expect(slice).toBeGreaterThanOrEqual(0);
-      expect(String(profile.slices.correlation[slice])).toBe(profile.strings.get(flows.id[f]));
-      expect(
-        flows.phase[f] === FlowPhase.Start
-          ? profile.slices.kind[slice] === SliceKind.Runtime
-          : isDeviceKind(profile.slices.kind[slice]),
-      ).toBe(true);
-    }
+    expectFlowsPaired(profile, analysis);
   });
 
   it('keeps every merged event strictly inside the capture window and counts what it left out', () => {
-    const lo = capture.windowStartNs!;
-    const hi = capture.windowStopNs!;
-    expect(hi > lo).toBe(true);
-    let merged = 0;
-    for (let i = 0; i < profile.slices.length; i++) {
-      const kind = profile.slices.kind[i];
-      if (!isDeviceKind(kind) && kind !== SliceKind.Runtime) continue;
-      if (
-        profile.strings.get(profile.slices.cat[i]) !== 'kernel' &&
-        !profile.categoryOf(i).startsWith('gpu_') &&
-        profile.categoryOf(i) !== 'cuda_runtime'
-      )
-        continue;
-      merged++;
-      const start = profile.absoluteNs(profile.slices.start[i]);
-      const end = profile.absoluteNs(profile.slices.start[i] + profile.slices.dur[i]);
-      expect(start >= lo && end <= hi, `${profile.nameOf(i)} [${start}, ${end}] in [${lo}, ${hi}]`).toBe(
-        true,
-      );
-    }
+    const merged = expectMergedInsideWindow(profile, capture, 'cuda_runtime');
     expect(merged).toBeGreaterThan(20);
     // The launch before start() was flushed at start() and never copied: nothing recorded fell outside.
     expect(capture.counts.kernel).toBe(5 + 5 + 1);
-    expect(profile.warnings.filter((w) => /fell outside the capture window/.test(w.message))).toEqual([]);
   });
 
   it('shows demangled kernel names and runtime names from the generated table', () => {
@@ -287,11 +249,11 @@ describe('agent mode with the fake CUPTI library', () => {
     expect(run.stderr).toContain(
       '[flagos-cupti-shim] FLAGOS_TRACER_LIBRARY=/nonexistent/libcupti.so could not be loaded:',
     );
-    // Without a CUDA toolkit (or CANN) nothing else binds and open fails with the list; with one, its library binds.
+    // Without a CUDA toolkit (or CANN, or ROCm) nothing else binds and open fails with the list; with one, its library binds.
     const out = run.stdout.trim();
     expect(
       out === 'bound' ||
-        /^flagprof agent open failed: no CUPTI-compatible or MSPTI library could be loaded; tried FLAGOS_TRACER_LIBRARY=\/nonexistent\/libcupti.so .*; libmspti\.so \(/.test(
+        /^flagprof agent open failed: no CUPTI-compatible, MSPTI or ROCtracer library could be loaded; tried FLAGOS_TRACER_LIBRARY=\/nonexistent\/libcupti.so .*; libmspti\.so \(.*; libroctracer64\.so \(/.test(
           out,
         ),
       out,

@@ -260,13 +260,18 @@ describe('baselines', () => {
 });
 
 describe('platform', () => {
-  it('an agent-mode capture recorded through MSPTI is Ascend; device names still come first; else other', () => {
+  it('an agent-mode capture recorded through MSPTI is Ascend, through ROCtracer DCU; device names still come first; else other', () => {
     const profile = new Profile('capture');
     expect(detectPlatform(profile).platform).toBe('other');
     profile.metadata.capture = { vendor: 'mspti' };
     expect(detectPlatform(profile)).toEqual({
       platform: 'ascend',
       reason: 'agent-mode capture recorded through MSPTI',
+    });
+    profile.metadata.capture = { vendor: 'roctracer' };
+    expect(detectPlatform(profile)).toEqual({
+      platform: 'dcu',
+      reason: 'agent-mode capture recorded through ROCtracer',
     });
     profile.metadata.capture = { vendor: 'cupti' };
     expect(detectPlatform(profile).platform).toBe('other');

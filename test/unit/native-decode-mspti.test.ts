@@ -3,16 +3,10 @@
  * offsets of the public mspti_activity.h (not the tracer's mirror, so the two check each other): names from the
  * strings the records pointed to, metadata, both correlation schemes, 64-bit ids, damaged files.
  */
-import { execFileSync } from 'node:child_process';
-import { mkdtempSync, writeFileSync } from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { loadAddon, type DecodedCapture } from '../../extension/import/addon';
 import { importCapture } from '../../extension/import/capture';
 import { SliceKind } from '../../extension/model/profile';
 import {
-  ROOT,
   VENDOR,
   endFrame,
   ensureNativeBuilt,
@@ -26,30 +20,14 @@ import {
   sessionFrame,
   type RawRecord,
 } from '../helpers/native';
+import { argsAt, buildCli, captureWriter, cliDecode, decodeWithArgs } from '../helpers/capture';
 
 const T0 = 1_790_000_000_000_000_000n;
-const dir = mkdtempSync(path.join(os.tmpdir(), 'flagprof-mspti-decode-'));
-let counter = 0;
-
-function write(parts: Buffer[]): string {
-  const file = path.join(dir, `m${counter++}.fpc`);
-  writeFileSync(file, Buffer.concat(parts));
-  return file;
-}
+const write = captureWriter('mspti-decode');
 
 const header = () => fpcHeader({ vendor: VENDOR.mspti, apiVersion: 260000, vendorNs: T0, realtimeNs: T0 });
 
-function decode(file: string): DecodedCapture {
-  return loadAddon().decodeCapture(file, { args: true });
-}
-
-function argsAt(c: DecodedCapture, i: number): Record<string, unknown> {
-  const a = c.args!;
-  return JSON.parse(Buffer.from(a.bytes.subarray(a.offsets[i], a.offsets[i + 1])).toString('utf8')) as Record<
-    string,
-    unknown
-  >;
-}
+const decode = decodeWithArgs;
 
 const MATMUL = 'aclnnMatmul_MatMulCommon_MatMulV2';
 
@@ -306,9 +284,9 @@ describe('decodeCapture of MSPTI captures', () => {
   });
 
   it('rejects a vendor this build does not decode with one line', () => {
-    const file = write([fpcHeader({ vendor: 3 })]);
+    const file = write([fpcHeader({ vendor: 4 })]);
     expect(() => decode(file)).toThrow(
-      /capture from vendor 3 at offset 12: this build decodes CUPTI \(1\) and MSPTI \(2\)$/,
+      /capture from vendor 4 at offset 12: this build decodes CUPTI \(1\), MSPTI \(2\) and ROCtracer \(3\)$/,
     );
   });
 });
@@ -346,29 +324,16 @@ describe('importCapture of an MSPTI capture', () => {
 });
 
 describe('flagprof decode of an MSPTI capture', () => {
-  const cli = path.join(ROOT, 'dist', 'cli.js');
-  beforeAll(() => {
-    execFileSync(process.execPath, [path.join(ROOT, 'scripts', 'build.mjs')], { cwd: ROOT });
-  }, 120_000);
+  beforeAll(buildCli, 120_000);
 
   it('says MSPTI and prints the API names and kernel metadata', () => {
     const file = write([header(), recordsFrame(launch(80n, 0n, T0)), endFrame(T0)]);
-    const text = execFileSync(process.execPath, [cli, 'decode', file], { encoding: 'utf8' });
-    expect(text.split('\n')[0]).toContain(`${file}: MSPTI API 260000, format 1`);
-    const out = JSON.parse(
-      execFileSync(process.execPath, [cli, 'decode', file, '--json'], { encoding: 'utf8' }),
-    ) as {
-      events: {
-        kind: string;
-        name: string;
-        external_correlation_id: number | null;
-        metadata: Record<string, unknown>;
-      }[];
-    };
-    const kernel = out.events.find((e) => e.kind === 'kernel')!;
+    const { firstLine, events } = cliDecode(file);
+    expect(firstLine).toContain(`${file}: MSPTI API 260000, format 1`);
+    const kernel = events.find((e) => e.kind === 'kernel')!;
     expect(kernel.name).toBe(MATMUL);
     expect(kernel.external_correlation_id).toBe(0);
     expect(kernel.metadata['Task Type']).toBe('KERNEL_AICORE');
-    expect(out.events.find((e) => e.kind === 'runtime')?.name).toBe('aclnnMatmul');
+    expect(events.find((e) => e.kind === 'runtime')?.name).toBe('aclnnMatmul');
   });
 });

@@ -3,16 +3,9 @@
  * published offsets: versions by size, names, metadata, external correlation, clocks, damaged files.
  */
 import { execFileSync, spawnSync } from 'node:child_process';
-import { mkdtempSync, writeFileSync } from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
-import {
-  AddonLoadError,
-  addonCandidates,
-  loadAddon,
-  type DecodedCapture,
-} from '../../extension/import/addon';
+import { AddonLoadError, addonCandidates } from '../../extension/import/addon';
 import { importCapture } from '../../extension/import/capture';
 import { SliceKind } from '../../extension/model/profile';
 import {
@@ -35,28 +28,12 @@ import {
   KIND,
   type RawRecord,
 } from '../helpers/native';
+import { argsAt, captureWriter, decodeWithArgs } from '../helpers/capture';
 
 const T0 = 1_790_000_000_000_000_000n; // epoch ns, 2026
-const dir = mkdtempSync(path.join(os.tmpdir(), 'flagprof-native-'));
-let counter = 0;
+const write = captureWriter('native');
 
-function write(parts: Buffer[]): string {
-  const file = path.join(dir, `c${counter++}.fpc`);
-  writeFileSync(file, Buffer.concat(parts));
-  return file;
-}
-
-function decode(file: string): DecodedCapture {
-  return loadAddon().decodeCapture(file, { args: true });
-}
-
-function argsAt(c: DecodedCapture, i: number): Record<string, unknown> {
-  const a = c.args!;
-  return JSON.parse(Buffer.from(a.bytes.subarray(a.offsets[i], a.offsets[i + 1])).toString('utf8')) as Record<
-    string,
-    unknown
-  >;
-}
+const decode = decodeWithArgs;
 
 const MANGLED =
   '_ZN2at6native29vectorized_elementwise_kernelILi4ENS0_11FillFunctorIfEENS_6detail5ArrayIPcLi1EEEEEviT0_T1_';

@@ -10,6 +10,7 @@ import { describe, expect, it } from 'vitest';
 import {
   ROOT,
   apiRecord,
+  calibrationFrame,
   deviceRecord,
   droppedFrame,
   endFrame,
@@ -25,6 +26,10 @@ import {
   msptiMemoryRecord,
   namesFrame,
   recordsFrame,
+  rocRecord,
+  ROC_DOMAIN,
+  ROC_KIND,
+  ROC_OP,
   sessionFrame,
   VENDOR,
 } from '../helpers/native';
@@ -55,9 +60,14 @@ describe('capture decoder fuzzing', () => {
         '-fno-sanitize-recover=undefined',
         `-I${tracer}`,
         path.join(tracer, 'fuzz', 'capture_fuzz.cc'),
-        ...['device_tracer', 'cupti_decode', 'mspti_decode', 'fpc_format', 'capture_decoder'].map((f) =>
-          path.join(tracer, `${f}.cc`),
-        ),
+        ...[
+          'device_tracer',
+          'cupti_decode',
+          'mspti_decode',
+          'roctracer_decode',
+          'fpc_format',
+          'capture_decoder',
+        ].map((f) => path.join(tracer, `${f}.cc`)),
         '-o',
         binary,
       ],
@@ -123,6 +133,67 @@ describe('capture decoder fuzzing', () => {
             }),
           },
         ]),
+        endFrame(T0 + 1001n),
+      ],
+      [
+        fpcHeader({ vendor: VENDOR.roctracer }),
+        sessionFrame(1, T0),
+        calibrationFrame(1, 1000n, T0),
+        recordsFrame([
+          {
+            bytes: rocRecord({
+              domain: ROC_DOMAIN.extApi,
+              op: 1,
+              start: 0n,
+              end: 0n,
+              correlation: 5n,
+              externalId: 9n,
+            }),
+          },
+          {
+            bytes: rocRecord({
+              domain: ROC_DOMAIN.hipApi,
+              op: 44,
+              start: 1000n,
+              end: 1050n,
+              correlation: 5n,
+            }),
+          },
+          {
+            bytes: rocRecord({
+              domain: ROC_DOMAIN.hipOps,
+              op: ROC_OP.dispatch,
+              kind: ROC_KIND.kernel,
+              start: 1060n,
+              end: 1090n,
+              correlation: 5n,
+            }),
+            pointed: '_ZN2at6native20bitonicSortKVInPlaceIfEEvPT_i',
+          },
+          {
+            bytes: rocRecord({
+              domain: ROC_DOMAIN.hipOps,
+              op: ROC_OP.copy,
+              kind: ROC_KIND.htod,
+              start: 1000n,
+              end: 1005n,
+              correlation: 2n ** 32n,
+              bytes: 64n,
+            }),
+          },
+          {
+            bytes: rocRecord({
+              domain: ROC_DOMAIN.hipOps,
+              op: ROC_OP.copy,
+              kind: ROC_KIND.fill,
+              start: 1000n,
+              end: 1005n,
+              correlation: 7n,
+              bytes: 64n,
+            }),
+          },
+        ]),
+        namesFrame(3, [[44, 'hipLaunchKernel']]),
         endFrame(T0 + 1001n),
       ],
     ];

@@ -105,6 +105,9 @@ export function detectPlatform(profile: Profile, explicit?: string): { platform:
   const capture = md.capture as { vendor?: unknown } | undefined;
   if (capture?.vendor === 'mspti')
     return { platform: 'ascend', reason: 'agent-mode capture recorded through MSPTI' };
+  // ROCtracer is ROCm's, and Hygon DCUs run a ROCm stack: a ROCtracer capture is judged by the DCU row.
+  if (capture?.vendor === 'roctracer')
+    return { platform: 'dcu', reason: 'agent-mode capture recorded through ROCtracer' };
   return { platform: 'other', reason: 'no device properties name a known platform' };
 }
 

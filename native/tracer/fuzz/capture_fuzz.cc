@@ -2,8 +2,8 @@
 // Random bytes rarely carry valid checksums, which would keep the fuzzer at the header. So for most inputs the
 // harness stamps a valid header and re-computes each frame's crc32 before decoding: the frame and record parsers
 // then see arbitrary payloads. Inputs whose first byte is odd are decoded untouched (checksum paths). The
-// repaired header keeps a vendor it already names (CUPTI or MSPTI) and otherwise takes one from the low bit of
-// the vendor field's first byte, so both vendors' record decoders are reached.
+// repaired header keeps a vendor it already names (CUPTI, MSPTI or ROCtracer) and otherwise takes one from the
+// vendor field's first byte (modulo 3), so every vendor's record decoder is reached.
 #include <cstdint>
 #include <cstring>
 #include <string>
@@ -21,7 +21,8 @@ static void repair(std::vector<uint8_t>& b) {
   std::memcpy(b.data() + 8, &version, 2);
   uint32_t vendor;
   std::memcpy(&vendor, b.data() + 12, 4);
-  if (vendor != fpc::VendorCupti && vendor != fpc::VendorMspti) vendor = (b[12] & 1) ? fpc::VendorCupti : fpc::VendorMspti;
+  if (vendor != fpc::VendorCupti && vendor != fpc::VendorMspti && vendor != fpc::VendorRoctracer)
+    vendor = fpc::VendorCupti + b[12] % 3;
   std::memcpy(b.data() + 12, &vendor, 4);
   uint32_t crc = fpc::crc32(b.data(), fpc::kHeaderSize - 4);
   std::memcpy(b.data() + fpc::kHeaderSize - 4, &crc, 4);

@@ -1,0 +1,43 @@
+// ROCtracer (AMD ROCm, Hygon DCU) decode side: pure functions from raw activity-record bytes to the ParsedRecord
+// every vendor produces, plus the names and metadata of its events. Every ROCtracer layout fact is in
+// roctracer_mirror.h and roctracer_decode.cc.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <unordered_map>
+
+#include "device_tracer.h"
+#include "parsed_record.h"
+
+namespace flagprof::roctracer {
+
+// Reads one record. HIP_OPS dispatches become kernels, copies memcpys (memsets when the command is a buffer
+// fill), HIP_API calls Runtime events with the HIP API id as their cbid; EXT_API external-id records are external
+// correlations. Barriers, marks and every other domain are Ignored. A 64-bit correlation id above 2^32 - 1
+// leaves `correlation` 0 and sets `correlationOutOfRange`.
+RecordClass parseRecord(const uint8_t* record, size_t size, ParsedRecord& out);
+
+// Every ROCtracer record has this size.
+size_t recordSize();
+
+// The label for a HIP API id no names frame resolved (the numeric id stays in the metadata as "cid").
+inline constexpr const char* kGenericRuntimeName = "hipRuntime";
+
+// "Memcpy HtoD (Host -> Device)", "Memset (Device)": as Kineto names ROCm copies.
+std::string memcpyName(const ParsedRecord& r);
+std::string memsetName(const ParsedRecord& r);
+
+// The runtime call's name: what the agent resolved with roctracer_op_string after the flush, or the label.
+std::string runtimeName(uint32_t op, const std::unordered_map<uint32_t, std::string>& resolved);
+
+// The metadata of an event, values as JSON text, under the names Kineto's ROCm traces use ("device", "stream",
+// "correlation", "External id", "kind", "bytes", "memory bandwidth (GB/s)"; runtime calls "cid").
+void appendMetadata(const ParsedRecord& r, std::optional<int64_t> externalId, std::map<std::string, std::string>& out);
+// The same as a JSON object, byte for byte what appendMetadata followed by appendMetadataJson(map) print.
+void appendMetadataJson(const ParsedRecord& r, std::optional<int64_t> externalId, std::string& out);
+
+}  // namespace flagprof::roctracer

@@ -179,18 +179,25 @@ try {
     'Open Trace… on the trace already open brings its tab back instead of opening it twice',
     async () => {
       await runCommand(page, 'FlagOS: Open Trace…');
-      // code-server's file dialog is a quick input that takes a path.
+      // code-server's file dialog is a quick input listing the folder: it fills in its own path once it has read
+      // the folder, so the file is picked from the list (then confirmed if the dialog still waits).
       const input = page.locator('.quick-input-widget input.input');
       await input.waitFor({ state: 'visible', timeout: 10_000 });
-      await input.fill(path.join(workspace, 'bert.pt.trace.json.gz'));
-      await page.keyboard.press('Enter');
-      await input.waitFor({ state: 'hidden', timeout: 10_000 });
-      // Loading and analysing take a moment; a second tab would appear when they are done.
       await page
-        .locator('.notifications-toasts', { hasText: 'opening bert.pt.trace.json.gz' })
-        .waitFor({ state: 'detached', timeout: 60_000 })
-        .catch(() => {});
-      await page.waitForTimeout(3_000);
+        .locator('.quick-input-widget .monaco-list-row', { hasText: 'bert.pt.trace.json.gz' })
+        .first()
+        .click({ timeout: 20_000 });
+      for (let i = 0; i < 3 && (await input.isVisible()); i++) {
+        await page.waitForTimeout(1_000);
+        if (await input.isVisible()) await page.keyboard.press('Enter');
+      }
+      await input.waitFor({ state: 'hidden', timeout: 10_000 });
+      // Opened when the editor annotations name it (Open Trace sets them), then a second tab would have appeared.
+      await page
+        .locator('.statusbar-item', { hasText: 'FlagOS: bert.pt.trace.json.gz' })
+        .first()
+        .waitFor({ timeout: 60_000 });
+      await page.waitForTimeout(2_000);
       const tabs = await page.locator('.tabs-container .tab', { hasText: 'bert.pt.trace.json.gz' }).count();
       const summary = await timelineSummary();
       await screenshot('open-trace-again');

@@ -3,7 +3,7 @@
 // FlagOS view follows it (checks, diagnostics, the Problems panel), copies the report, then runs
 // "FlagOS: Run Parity Workload" on cpu with the project's Python and checks the new session is shown.
 // Screenshots go to test-artifacts/e2e-bringup/. Needs scripts/install-e2e.sh and .venv (scripts/setup-python.sh).
-import { execFileSync } from 'node:child_process';
+import assert from 'node:assert/strict';
 import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -91,26 +91,9 @@ const watchdog = setTimeout(async () => {
 }, timeoutS * 1000);
 
 try {
-  await step('install code-server, Node 24 and chromium', () => {
-    execFileSync('bash', [path.join(root, 'scripts', 'install-e2e.sh')], {
-      stdio: 'inherit',
-      timeout: 600_000,
-    });
-  });
+  await steps.installTools();
 
-  let vsix;
-  await step('package the VSIX', () => {
-    const output = execFileSync(process.execPath, [path.join(root, 'scripts', 'package.mjs')], {
-      cwd: root,
-      encoding: 'utf8',
-    });
-    const match = /^(out\/\S+\.vsix): (\d+) KiB/m.exec(output);
-    if (!match) throw new Error('scripts/package.mjs did not name the VSIX it made');
-    for (const file of ['dist/bringup.js', 'dist/bringup.css', 'media/flagos-activity.svg'])
-      if (!output.includes(file)) throw new Error(`the VSIX lacks ${file}`);
-    vsix = path.join(root, match[1]);
-    return `${match[1]}, ${match[2]} KiB`;
-  });
+  const vsix = await steps.packageVsix(['dist/bringup.js', 'dist/bringup.css', 'media/flagos-activity.svg']);
 
   const workspace = path.join(scratch, 'workspace');
   const session = path.join(workspace, 'broken-session');
@@ -134,7 +117,7 @@ try {
       settings: { 'flagos.pythonPath': python, 'flagos.bringup.platform': 'metax' },
     });
     common = prepared.common;
-    if (!/successfully installed/i.test(prepared.installOutput)) throw new Error(prepared.installOutput);
+    assert.match(prepared.installOutput, /successfully installed/i);
     return prepared.installOutput.split('\n').pop();
   });
 
@@ -172,10 +155,9 @@ try {
     const frame = await bringupFrame();
     await frame.locator('.check').first().waitFor({ timeout: 60_000 });
     const header = await frame.locator('.header').innerText();
-    if (!header.includes('broken-session')) throw new Error(`the view shows ${header.slice(0, 200)}`);
+    assert.ok(header.includes('broken-session'), `the view shows ${header.slice(0, 200)}`);
     const failed = await frame.locator('.check.fail .id').allInnerTexts();
-    if (!failed.includes('P2') || !failed.includes('K5'))
-      throw new Error(`failing checks: ${failed.join(', ')}`);
+    assert.ok(failed.includes('P2') && failed.includes('K5'), `failing checks: ${failed.join(', ')}`);
     await screenshot('bringup-view');
     return `failing: ${failed.join(', ')}`;
   });
@@ -224,13 +206,15 @@ try {
       if (header.includes('flagos_parity_workload')) break;
       await page.waitForTimeout(1_000);
     }
-    if (!header.includes('flagos_parity_workload'))
-      throw new Error(`the view never showed the parity session: ${header.slice(0, 200)}`);
+    assert.ok(
+      header.includes('flagos_parity_workload'),
+      `the view never showed the parity session: ${header.slice(0, 200)}`,
+    );
     const k1 = await frame
       .locator('.check', { hasText: 'CPU ops and trace export' })
       .locator('.icon')
       .innerText();
-    if (k1 !== '✓') throw new Error(`K1 is ${k1}`);
+    assert.equal(k1, '✓', `K1 is ${k1}`);
     await screenshot('parity-session');
     return header.split('\n').find((l) => l.startsWith('Mode')) ?? '';
   });

@@ -50,12 +50,7 @@ const watchdog = setTimeout(async () => {
 }, timeoutS * 1000);
 
 try {
-  await step('install code-server, Node 24 and chromium', () => {
-    execFileSync('bash', [path.join(root, 'scripts', 'install-e2e.sh')], {
-      stdio: 'inherit',
-      timeout: 600_000,
-    });
-  });
+  await steps.installTools();
 
   await step('python with torch', () => {
     if (!existsSync(python) && existsSync(path.join(root, 'scripts', 'setup-python.sh')))
@@ -69,17 +64,7 @@ try {
     ).trim();
   });
 
-  let vsix;
-  await step('package the VSIX', () => {
-    const output = execFileSync(process.execPath, [path.join(root, 'scripts', 'package.mjs')], {
-      cwd: root,
-      encoding: 'utf8',
-    });
-    const match = /^(out\/\S+\.vsix): (\d+) KiB/m.exec(output);
-    if (!match) throw new Error('scripts/package.mjs did not name the VSIX it made');
-    vsix = path.join(root, match[1]);
-    return `${match[1]}, ${match[2]} KiB`;
-  });
+  const vsix = await steps.packageVsix();
 
   const workspace = path.join(scratch, 'examples');
   let common;

@@ -2,6 +2,7 @@
  * The step runner the end-to-end suites share: timed PASS/FAIL lines, numbered screenshots, a screenshot on each
  * failure, results.json, and the exit code.
  */
+import { execFileSync } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
 import * as path from 'node:path';
 
@@ -44,6 +45,33 @@ export function createSteps(root, artifacts) {
     return command.category ? `${command.category}: ${command.title}` : command.title;
   }
 
+  /** The step every suite starts with: code-server, Node 24 and chromium (quick when installed). */
+  function installTools() {
+    return step('install code-server, Node 24 and chromium', () => {
+      execFileSync('bash', [path.join(root, 'scripts', 'install-e2e.sh')], {
+        stdio: 'inherit',
+        timeout: 600_000,
+      });
+    });
+  }
+
+  /** Packages the VSIX (checking it holds `requiredFiles`); resolves to its path. */
+  async function packageVsix(requiredFiles = []) {
+    let vsix;
+    await step('package the VSIX', () => {
+      const output = execFileSync(process.execPath, [path.join(root, 'scripts', 'package.mjs')], {
+        cwd: root,
+        encoding: 'utf8',
+      });
+      const match = /^(out\/\S+\.vsix): (\d+) KiB/m.exec(output);
+      if (!match) throw new Error('scripts/package.mjs did not name the VSIX it made');
+      for (const file of requiredFiles) if (!output.includes(file)) throw new Error(`the VSIX lacks ${file}`);
+      vsix = path.join(root, match[1]);
+      return `${match[1]}, ${match[2]} KiB`;
+    });
+    return vsix;
+  }
+
   function writeResults() {
     writeFileSync(path.join(artifacts, 'results.json'), JSON.stringify(results, null, 2));
   }
@@ -54,6 +82,8 @@ export function createSteps(root, artifacts) {
     screenshot,
     step,
     commandTitle,
+    installTools,
+    packageVsix,
     writeResults,
     setPage(next) {
       page = next;

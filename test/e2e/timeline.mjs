@@ -5,7 +5,6 @@
 // a plain .json trace through "Reopen Editor With…", switches to a light colour theme (canvas and text follow),
 // and reloads the window (the timeline comes back).
 // Screenshots go to test-artifacts/e2e-timeline/. Needs scripts/install-e2e.sh.
-import { execFileSync } from 'node:child_process';
 import { copyFileSync, cpSync, existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -90,24 +89,9 @@ const watchdog = setTimeout(async () => {
 }, timeoutS * 1000);
 
 try {
-  await step('install code-server, Node 24 and chromium', () => {
-    execFileSync('bash', [path.join(root, 'scripts', 'install-e2e.sh')], {
-      stdio: 'inherit',
-      timeout: 600_000,
-    });
-  });
+  await steps.installTools();
 
-  let vsix;
-  await step('package the VSIX', () => {
-    const output = execFileSync(process.execPath, [path.join(root, 'scripts', 'package.mjs')], {
-      cwd: root,
-      encoding: 'utf8',
-    });
-    const match = /^(out\/\S+\.vsix): (\d+) KiB/m.exec(output);
-    if (!match) throw new Error('scripts/package.mjs did not name the VSIX it made');
-    vsix = path.join(root, match[1]);
-    return `${match[1]}, ${match[2]} KiB`;
-  });
+  const vsix = await steps.packageVsix();
 
   // The workspace: the traces under the names users give them (a scratch folder outside the project).
   const workspace = path.join(scratch, 'traces');

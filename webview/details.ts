@@ -1,5 +1,6 @@
 /** The details panel: everything known about the selected slice, with its links to related slices and source. */
 import type { TimelineSite } from '../extension/protocol';
+import { visibleText } from '../extension/model/text';
 import { formatDuration } from './format';
 import { isDevice, KIND_DRIVER, KIND_RUNTIME, type TimelineModel } from './model';
 
@@ -17,7 +18,8 @@ function element<K extends keyof HTMLElementTagNameMap>(
 ): HTMLElementTagNameMap[K] {
   const node = document.createElement(tag);
   if (className) node.className = className;
-  if (text !== undefined) node.textContent = text;
+  // Names, args and paths come from the trace: DOM text only, with invisible characters shown.
+  if (text !== undefined) node.textContent = visibleText(text, Infinity);
   return node;
 }
 
@@ -58,7 +60,7 @@ export function renderDetails(
   const table = element('dl', 'details-fields');
   const field = (label: string, value: string | Node): void => {
     const dd = element('dd');
-    if (typeof value === 'string') dd.textContent = value;
+    if (typeof value === 'string') dd.textContent = visibleText(value, Infinity);
     else dd.append(value);
     table.append(element('dt', undefined, label), dd);
   };
@@ -81,7 +83,7 @@ export function renderDetails(
     link.dataset.line = String(site.line);
     link.title = site.exact
       ? 'the call site'
-      : `the definition of ${site.function}() (no call-site record in this trace)`;
+      : `the definition of ${visibleText(site.function)}() (no call-site record in this trace)`;
     link.addEventListener('click', (event) => {
       event.preventDefault();
       actions.openSource(site);

@@ -11,6 +11,7 @@ import '@vscode-elements/elements/dist/vscode-tab-header/index.js';
 import '@vscode-elements/elements/dist/vscode-tab-panel/index.js';
 import './timeline.css';
 import type { KernelStat, LineStat, OpStat } from '../extension/analysis/types';
+import { visibleLines, visibleText } from '../extension/model/text';
 import {
   unpackTimeline,
   type HostToWebview,
@@ -55,7 +56,8 @@ function el<K extends keyof HTMLElementTagNameMap>(
 ): HTMLElementTagNameMap[K] {
   const node = document.createElement(tag);
   if (className) node.className = className;
-  if (text !== undefined) node.textContent = text;
+  // DOM text only; a name from the trace shows its invisible characters (messages keep their lines).
+  if (text !== undefined) node.textContent = visibleLines(text);
   return node;
 }
 
@@ -131,14 +133,14 @@ class TimelineApp {
     }
     this.model = model;
     this.source = model.header.source;
-    document.title = `${model.header.title} — FlagOS Profiler`;
+    document.title = `${visibleText(model.header.title)} — FlagOS Profiler`;
     this.root.replaceChildren();
 
     const toolbar = el('div', 'toolbar');
     toolbar.setAttribute('role', 'toolbar');
     toolbar.setAttribute('aria-label', 'Timeline');
-    const title = el('span', 'title', model.header.title);
-    title.title = model.header.source;
+    const title = el('span', 'title', visibleText(model.header.title, Infinity));
+    title.title = visibleText(model.header.source, Infinity);
     const fit = document.createElement('vscode-button');
     fit.textContent = 'Fit';
     fit.id = 'fit';
@@ -260,7 +262,7 @@ class TimelineApp {
       onSelect: (slice) => {
         renderDetails(details, model, slice, actions);
         if (slice >= 0) {
-          this.live.textContent = `${model.nameOf(slice)}, ${model.kindOf(slice)}, ${formatDuration(model.columns.dur[slice])}`;
+          this.live.textContent = `${visibleText(model.nameOf(slice))}, ${model.kindOf(slice)}, ${formatDuration(model.columns.dur[slice])}`;
         }
         this.saveState();
       },

@@ -2,6 +2,8 @@
  * Sortable, virtualised tables (ops, kernels, lines): only the rows in view exist in the DOM, so a table of
  * 100 000 kernels scrolls like one of ten. Keyboard: arrows move, Enter (or a click) selects in the timeline.
  */
+import { visibleText } from '../extension/model/text';
+
 export interface Column<Row> {
   title: string;
   value(row: Row): string | number;
@@ -123,7 +125,11 @@ export class VirtualTable<Row> {
         const cell = document.createElement('div');
         cell.className = `vtable-cell${column.numeric ? ' numeric' : ''} col-${index}`;
         cell.setAttribute('role', 'gridcell');
-        cell.textContent = column.format ? column.format(row) : String(column.value(row));
+        // Names from the trace: DOM text only, with invisible characters shown.
+        cell.textContent = visibleText(
+          column.format ? column.format(row) : String(column.value(row)),
+          Infinity,
+        );
         cell.title = cell.textContent;
         line.append(cell);
       });

@@ -6,6 +6,7 @@
  * resolution matches the current ns-per-pixel, binary-searches the first visible block and stops at the right
  * edge, so a frame costs pixels, not events. Redraws are coalesced with requestAnimationFrame.
  */
+import { visibleText } from '../extension/model/text';
 import { formatDuration, formatTick, tickStep } from './format';
 import { firstEndingAfter, sliceAt } from './lod';
 import { isDevice, KIND_DRIVER, KIND_RUNTIME, type Lane, type TimelineModel } from './model';
@@ -1001,12 +1002,12 @@ export class TimelineView {
     meta.className = 'tooltip-meta';
     if (hit.merged > 0) {
       title.textContent = `${hit.merged.toLocaleString('en-US')} slices`;
-      meta.textContent = `longest: ${model.nameOf(hit.slice)} — click or press W to zoom in`;
+      meta.textContent = `longest: ${visibleText(model.nameOf(hit.slice))} — click or press W to zoom in`;
     } else {
-      title.textContent = model.nameOf(hit.slice);
+      title.textContent = visibleText(model.nameOf(hit.slice), Infinity);
       const parts = [model.kindOf(hit.slice), formatDuration(model.columns.dur[hit.slice])];
       const op = model.columns.opOf[hit.slice];
-      if (op >= 0) parts.push(`launched by ${model.nameOf(op)}`);
+      if (op >= 0) parts.push(`launched by ${visibleText(model.nameOf(op))}`);
       meta.textContent = parts.join(' · ');
     }
     tip.append(title, meta);

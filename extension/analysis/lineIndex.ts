@@ -15,6 +15,7 @@
  */
 import type { Profile, SourceFrame } from '../model/profile';
 import { isDeviceKind, isOpKind } from '../model/profile';
+import { markdownCode, markdownText } from '../model/text';
 import type { Analysis, LineStat } from './types';
 
 export interface OpTime {
@@ -516,29 +517,102 @@ export function buildLineIndex(analysis: Analysis, options: LineIndexOptions = {
   };
 }
 
+export interface FileMatchOptions {
+  /** The workspace folder that holds the file (an absolute path), when it lies in one. */
+  workspaceFolder?: string;
+  /** The path with symbolic links resolved, when the file exists here; undefined otherwise. */
+  realPath?: (file: string) => string | undefined;
+}
+
+function isAbsolutePath(normalized: string): boolean {
+  return normalized.startsWith('/') || /^[a-z]:\//.test(normalized);
+}
+
+function components(normalized: string): string[] {
+  return normalized.split('/').filter((part) => part !== '');
+}
+
+function endsWith(parts: readonly string[], tail: readonly string[]): boolean {
+  if (tail.length === 0 || tail.length > parts.length) return false;
+  for (let i = 1; i <= tail.length; i++) if (parts[parts.length - i] !== tail[tail.length - i]) return false;
+  return true;
+}
+
+function commonTail(a: readonly string[], b: readonly string[]): number {
+  let n = 0;
+  while (n < a.length && n < b.length && a[a.length - 1 - n] === b[b.length - 1 - n]) n++;
+  return n;
+}
+
 /**
- * The index of a file open in the editor. The exact path first; otherwise, for profiles captured on another machine
- * or in another checkout, the one indexed file whose path ends with the longest run of the same components
- * (at least the file name). Ambiguous matches give undefined rather than the wrong file's numbers.
+ * The index of a file open in the editor, or undefined. Traces name files by the paths of the machine that
+ * recorded them, and many files share a name (train.py, model.py, __init__.py), so a file matches only where the
+ * path says it is the same file:
+ *
+ *  1. the same path, normalised, or the same file once symbolic links are resolved (`realPath`): a trace
+ *     recorded here, and every session of Profile Current File, which ran this very file;
+ *  2. an absolute path from another machine or checkout that ends with the file's path inside its workspace
+ *     folder, when that path has a folder in it: `src/train.py` matches `/ci/build/src/train.py`. A file at the top
+ *     of the workspace folder counts the folder's own name (`proj/train.py`); a file outside every workspace
+ *     folder, its parent folder;
+ *  3. a relative path (torch writes the paths of imported modules relative to sys.path entries, such as
+ *     `models/resnet.py`) that is a tail of the file's workspace path with a folder in it, or the whole workspace
+ *     path (`train.py` at the top of the workspace: Python puts the script's own folder on sys.path).
+ *
+ * The file name alone never matches: a trace naming train.py must not put its numbers on every train.py. Among
+ * several candidates the one sharing the most trailing path components wins; a tie gives undefined rather than the
+ * wrong file's numbers.
  */
-export function lookupFile(index: LineIndex, file: string): FileIndex | undefined {
+export function lookupFile(
+  index: LineIndex,
+  file: string,
+  options: FileMatchOptions = {},
+): FileIndex | undefined {
   const key = normalizePath(file);
   const direct = index.files.get(key);
   if (direct) return direct;
-  const parts = key.split('/');
+  const real = options.realPath?.(file);
+  const realKey = real === undefined ? undefined : normalizePath(real);
+  if (realKey !== undefined) {
+    const aliased = index.files.get(realKey);
+    if (aliased) return aliased;
+  }
+  // Drive paths were case-folded by normalizePath; the trace's relative paths are folded the same way.
+  const fold = /^[a-z]:\//.test(key) ? (p: string) => p.toLowerCase() : (p: string) => p;
+  const parts = components(key);
+  const name = parts[parts.length - 1];
+  let relative: string[] | undefined;
+  let anchor = parts.slice(-2);
+  if (options.workspaceFolder !== undefined) {
+    const folder = components(normalizePath(options.workspaceFolder));
+    if (folder.length < parts.length && folder.every((part, i) => part === parts[i])) {
+      relative = parts.slice(folder.length);
+      anchor =
+        relative.length >= 2 || folder.length === 0 ? relative : [folder[folder.length - 1], ...relative];
+    }
+  }
+  const own = relative ?? parts;
   let best: FileIndex | undefined;
   let bestLength = 0;
   let tie = false;
   for (const [other, fi] of index.files) {
-    const otherParts = other.split('/');
-    let common = 0;
-    while (
-      common < parts.length &&
-      common < otherParts.length &&
-      parts[parts.length - 1 - common] === otherParts[otherParts.length - 1 - common]
-    )
-      common++;
-    if (common === 0) continue;
+    const otherParts = components(other).map(fold);
+    if (otherParts[otherParts.length - 1] !== name) continue;
+    let matches: boolean;
+    if (isAbsolutePath(other)) {
+      if (realKey !== undefined && options.realPath) {
+        const otherReal = options.realPath(fi.file);
+        if (otherReal !== undefined && normalizePath(otherReal) === realKey) return fi;
+      }
+      matches = endsWith(otherParts, anchor);
+    } else {
+      matches =
+        endsWith(otherParts, anchor) ||
+        (endsWith(own, otherParts) &&
+          (otherParts.length >= 2 || (relative !== undefined && otherParts.length === relative.length)));
+    }
+    if (!matches) continue;
+    const common = commonTail(parts, otherParts);
     if (common > bestLength) {
       best = fi;
       bestLength = common;
@@ -624,30 +698,32 @@ export function findDefinitionLine(
   return -1;
 }
 
-function escapeMarkdown(text: string): string {
-  return text.replace(/[\\`*_{}[\]()#+\-.!|<>]/g, '\\$&');
-}
+/** Names in the hover's tables are cut shorter than elsewhere: the hover is a narrow widget. */
+const HOVER_NAME_LENGTH = 70;
 
-function shorten(name: string, max = 70): string {
-  return name.length <= max ? name : name.slice(0, max - 1) + '…';
-}
+/** A link destination the hover accepts: a command URI whose text needs no Markdown escaping. */
+const SAFE_COMMAND_URI = /^command:[A-Za-z0-9._-]+(\?[A-Za-z0-9%._~-]*)?$/;
 
 export interface HoverOptions {
   /** Label of the profile that annotates the editor (shown in the hover). */
   profileLabel: string;
-  /** Command URIs for the links, already encoded; omitted links are not shown. */
+  /** Command URIs for the links (commandUri); omitted links, and any that is not a plain command URI, are not shown. */
   showInTimeline?: string;
   showKernels?: string;
   /** Set when the file changed since the profile in a way that cannot be mapped. */
   staleMessage?: string;
 }
 
-/** The hover's Markdown for a line: device and CPU time, calls, top ops and kernels, links. */
+/**
+ * The hover's Markdown for a line: device and CPU time, calls, top ops and kernels, links. Every name from the
+ * trace is data (markdownCode, markdownText): no image, link, HTML or table row can come from it, and the only
+ * links are the command URIs of `options`. Render it untrusted except for those commands, without HTML or icons.
+ */
 export function hoverMarkdown(index: LineIndex, entry: LineEntry, options: HoverOptions): string {
   const out: string[] = [];
-  const where = entry.exact ? 'this line' : `function \`${escapeMarkdown(entry.function)}\` (function level)`;
-  out.push(`**FlagOS Profiler** — ${where} · ${escapeMarkdown(options.profileLabel)}`);
-  if (options.staleMessage) out.push('', `$(warning) ${escapeMarkdown(options.staleMessage)}`);
+  const where = entry.exact ? 'this line' : `function ${markdownCode(entry.function)} (function level)`;
+  out.push(`**FlagOS Profiler** — ${where} · ${markdownText(options.profileLabel)}`);
+  if (options.staleMessage) out.push('', `⚠ ${markdownText(options.staleMessage, Infinity)}`);
   out.push('');
   const share = lineShare(index, entry);
   const sharePart =
@@ -672,7 +748,7 @@ export function hoverMarkdown(index: LineIndex, entry: LineEntry, options: Hover
     if (index.hasDevice) out.push('', '| Op | Calls | Device | CPU |', '|:--|--:|--:|--:|');
     else out.push('', '| Op | Calls | CPU |', '|:--|--:|--:|');
     for (const op of entry.topOps) {
-      const name = `\`${shorten(op.name).replace(/[`|]/g, ' ')}\``;
+      const name = markdownCode(op.name, { max: HOVER_NAME_LENGTH, tableCell: true });
       const deviceCell = index.hasDevice ? ` ${formatMs(op.deviceNs)} |` : '';
       out.push(`| ${name} | ${op.calls} |${deviceCell} ${formatMs(op.cpuNs)} |`);
     }
@@ -680,13 +756,16 @@ export function hoverMarkdown(index: LineIndex, entry: LineEntry, options: Hover
   if (entry.kernels.length > 0) {
     out.push('', '| Kernel | Count | Time |', '|:--|--:|--:|');
     for (const k of entry.kernels.slice(0, TOP_OPS))
-      out.push(`| \`${shorten(k.name).replace(/[`|]/g, ' ')}\` | ${k.count} | ${formatMs(k.totalNs)} |`);
+      out.push(
+        `| ${markdownCode(k.name, { max: HOVER_NAME_LENGTH, tableCell: true })} | ${k.count} | ${formatMs(k.totalNs)} |`,
+      );
     if (entry.kernels.length > TOP_OPS) out.push('', `…and ${entry.kernels.length - TOP_OPS} more kernels`);
   }
   const links: string[] = [];
-  if (options.showInTimeline && entry.slices.length > 0)
+  const usable = (uri: string | undefined): uri is string => uri !== undefined && SAFE_COMMAND_URI.test(uri);
+  if (usable(options.showInTimeline) && entry.slices.length > 0)
     links.push(`[Show in timeline](${options.showInTimeline})`);
-  if (options.showKernels && entry.kernelSlices.length > 0)
+  if (usable(options.showKernels) && entry.kernelSlices.length > 0)
     links.push(`[Show kernels (${entry.kernelCount})](${options.showKernels})`);
   if (links.length > 0) out.push('', links.join(' · '));
   return out.join('\n');

@@ -6,8 +6,10 @@
  *  - version 1 (older agents): {"version": 1, "sites": {"<External id>": [frame, ...]}}.
  */
 import { readFile } from 'node:fs/promises';
-import { ImportError } from '../import/errors';
-import type { SourceFrame } from '../model/profile';
+import path from 'node:path';
+import { findJsonProblem } from '../import/bytes';
+import { ImportError, clip, quote } from '../import/errors';
+import type { ImportWarning, SourceFrame } from '../model/profile';
 
 /** A sites.json the product cannot use: one line naming the file and what was wrong. */
 export class SitesError extends ImportError {
@@ -15,6 +17,13 @@ export class SitesError extends ImportError {
     super(file, undefined, problem);
     this.name = 'SitesError';
   }
+}
+
+/** A value from the file, for a message: short, whatever the file holds. */
+function shown(value: unknown): string {
+  if (typeof value === 'string') return quote(value);
+  if (value === null || typeof value !== 'object') return clip(String(value));
+  return Array.isArray(value) ? 'an array' : 'an object';
 }
 
 function frameOf(value: unknown, source: string, where: string): SourceFrame {
@@ -38,8 +47,7 @@ export function parseSites(document: unknown, source: string): Map<number, Sourc
   }
   const { version, sites, chains } = document as Record<string, unknown>;
   if (version === 2) return parseSitesV2(chains, sites, source);
-  if (version !== 1)
-    throw new SitesError(source, `unsupported version ${JSON.stringify(version)} (expected 1 or 2)`);
+  if (version !== 1) throw new SitesError(source, `unsupported version ${shown(version)} (expected 1 or 2)`);
   if (!sites || typeof sites !== 'object' || Array.isArray(sites)) {
     throw new SitesError(source, `"sites" must be an object keyed by External id`);
   }
@@ -47,15 +55,13 @@ export function parseSites(document: unknown, source: string): Map<number, Sourc
   for (const [key, frames] of Object.entries(sites as Record<string, unknown>)) {
     const externalId = Number(key);
     if (key.trim() === '' || !Number.isInteger(externalId) || externalId < 0) {
-      throw new SitesError(
-        source,
-        `site key ${JSON.stringify(key)} is not an External id (a non-negative integer)`,
-      );
+      throw new SitesError(source, `site key ${quote(key)} is not an External id (a non-negative integer)`);
     }
-    if (!Array.isArray(frames)) throw new SitesError(source, `sites["${key}"] must be an array of frames`);
+    if (!Array.isArray(frames))
+      throw new SitesError(source, `sites[${quote(key)}] must be an array of frames`);
     result.set(
       externalId,
-      frames.map((frame, i) => frameOf(frame, source, `sites["${key}"][${i}]`)),
+      frames.map((frame, i) => frameOf(frame, source, `sites[${quote(key)}][${i}]`)),
     );
   }
   return result;
@@ -75,10 +81,10 @@ function parseSitesV2(chains: unknown, sites: unknown, source: string): Map<numb
     const externalId = sites[k];
     const chain = sites[k + 1];
     if (!Number.isInteger(externalId) || (externalId as number) < 0) {
-      throw new SitesError(source, `sites[${k}]: ${JSON.stringify(externalId)} is not an External id`);
+      throw new SitesError(source, `sites[${k}]: ${shown(externalId)} is not an External id`);
     }
     if (!Number.isInteger(chain) || (chain as number) < 0 || (chain as number) >= parsed.length) {
-      throw new SitesError(source, `sites[${k + 1}]: ${JSON.stringify(chain)} is not a chain index`);
+      throw new SitesError(source, `sites[${k + 1}]: ${shown(chain)} is not a chain index`);
     }
     // Ops under one caller share one frame array.
     result.set(externalId as number, parsed[chain as number]);
@@ -86,19 +92,54 @@ function parseSitesV2(chains: unknown, sites: unknown, source: string): Map<numb
   return result;
 }
 
-/** Reads and validates a sites.json file. Throws SitesError with one line naming the file. */
-export async function readSites(file: string): Promise<Map<number, SourceFrame[]>> {
+/**
+ * Reads and validates a sites.json file. Throws SitesError with one line naming the file; given `warnings`, a
+ * damaged or truncated file is a warning there instead and the result undefined, so the session still opens with
+ * lines at function level (a run killed while writing sites.json loses its exact lines, not its profile).
+ */
+export async function readSites(file: string): Promise<Map<number, SourceFrame[]>>;
+export async function readSites(
+  file: string,
+  warnings: ImportWarning[],
+): Promise<Map<number, SourceFrame[]> | undefined>;
+export async function readSites(
+  file: string,
+  warnings?: ImportWarning[],
+): Promise<Map<number, SourceFrame[]> | undefined> {
+  const outcome = await readSitesFile(file);
+  if (!('problem' in outcome)) return outcome.sites;
+  if (!warnings) throw new SitesError(file, outcome.problem);
+  warnings.push({ message: `${path.basename(file)} ${outcome.damage}; lines are shown at function level` });
+  return undefined;
+}
+
+/** The sites, or what is wrong: `problem` for the error, `damage` for the warning ("is damaged at byte N: ..."). */
+async function readSitesFile(
+  file: string,
+): Promise<{ sites: Map<number, SourceFrame[]> } | { problem: string; damage: string }> {
+  let bytes: Buffer;
   let text: string;
   try {
-    text = await readFile(file, 'utf8');
+    bytes = await readFile(file);
+    text = bytes.toString('utf8');
   } catch (error) {
-    throw new SitesError(file, `cannot read (${(error as NodeJS.ErrnoException).code ?? String(error)})`);
+    const code = (error as NodeJS.ErrnoException).code ?? String(error);
+    return { problem: `cannot read (${code})`, damage: `cannot be read (${code})` };
   }
   let document: unknown;
   try {
     document = JSON.parse(text);
   } catch (error) {
-    throw new SitesError(file, `not valid JSON (${(error as Error).message})`);
+    const where = findJsonProblem(bytes);
+    const damage = where
+      ? `is damaged at byte ${where.offset}: ${where.truncated ? 'the file ends early (truncated)' : `expected ${where.expected}`}`
+      : `is damaged: ${clip((error as Error).message)}`;
+    return { problem: `not valid JSON (${damage.replace(/^is /, '')})`, damage };
   }
-  return parseSites(document, file);
+  try {
+    return { sites: parseSites(document, file) };
+  } catch (error) {
+    if (!(error instanceof SitesError)) throw error;
+    return { problem: error.problem, damage: `is damaged: ${error.problem}` };
+  }
 }

@@ -2,11 +2,16 @@
 import type { CheckResult, EvidenceEvent } from '../analysis/checks/types';
 import type { BringupModel } from './load';
 import type { Diagnostic } from './types';
+import { markdownCode, visibleText } from '../model/text';
 
 export const STATUS_MARK: Record<CheckResult['status'], string> = { pass: '✅', fail: '❌', skip: '⏭️' };
 
+/**
+ * Text in a Markdown table cell: invisible characters written visibly, and the characters that would start a
+ * link, an image, HTML or a new cell escaped (names come from the trace, which may be someone else's).
+ */
 function cell(text: string): string {
-  return text.replace(/\|/g, '\\|').replace(/\n/g, ' ');
+  return visibleText(text).replace(/[\\[\]<>|!`]/g, (c) => `\\${c}`);
 }
 
 function evidenceTable(events: EvidenceEvent[]): string[] {
@@ -17,7 +22,7 @@ function evidenceTable(events: EvidenceEvent[]): string[] {
   ];
   for (const e of events)
     out.push(
-      `| ${cell(e.cat)} | ${cell(e.name)} | ${e.tsUs} | ${e.durUs} | ${e.correlation ?? ''} | ${e.externalId ?? ''} | ${cell(e.note ?? '')} |`,
+      `| ${markdownCode(e.cat, { tableCell: true })} | ${markdownCode(e.name, { tableCell: true })} | ${e.tsUs} | ${e.durUs} | ${e.correlation ?? ''} | ${e.externalId ?? ''} | ${cell(e.note ?? '')} |`,
     );
   return out;
 }
@@ -52,7 +57,7 @@ export function buildMarkdownReport(model: BringupModel, options: { maxLogLines?
   const c = model.checks;
   if (c) {
     out.push(
-      `- Trace: \`${c.source.path}\` (${c.source.format}, ${c.source.events.toLocaleString('en-US')} events)`,
+      `- Trace: ${markdownCode(c.source.path)} (${c.source.format}, ${c.source.events.toLocaleString('en-US')} events)`,
     );
     out.push(
       `- Platform: ${c.platform} (${c.platformReason}); runtime category: ${c.runtimeCategory || 'none'}`,
@@ -65,11 +70,11 @@ export function buildMarkdownReport(model: BringupModel, options: { maxLogLines?
     );
   }
   const session = [
-    h.mode && `mode ${h.mode}${h.modeReason ? ` (${h.modeReason})` : ''}`,
-    h.tracer && `tracer ${h.tracer}${h.tracerReason ? ` (${h.tracerReason})` : ''}`,
-    h.library && `library \`${h.library}\``,
+    h.mode && `mode ${cell(h.mode)}${h.modeReason ? ` (${cell(h.modeReason)})` : ''}`,
+    h.tracer && `tracer ${cell(h.tracer)}${h.tracerReason ? ` (${cell(h.tracerReason)})` : ''}`,
+    h.library && `library ${markdownCode(h.library)}`,
     h.apiVersion && `API version ${h.apiVersion}`,
-    h.device && `device ${h.device}`,
+    h.device && `device ${cell(h.device)}`,
     h.torch && `torch ${h.torch}`,
   ].filter(Boolean);
   if (session.length) out.push(`- Session: ${session.join(' · ')}`);
@@ -127,7 +132,7 @@ export function buildMarkdownReport(model: BringupModel, options: { maxLogLines?
       `<details><summary>FLAGOS_TRACE log${lines.length > max ? ` (first ${max} of ${lines.length} lines)` : ''}</summary>`,
       '',
       FENCE,
-      ...lines.slice(0, max).map((l) => l.replace(/```/g, "'''")),
+      ...lines.slice(0, max).map((l) => visibleText(l, Number.POSITIVE_INFINITY).replace(/```/g, "'''")),
       FENCE,
       '',
       '</details>',
@@ -141,7 +146,7 @@ function diagnosticLines(d: Diagnostic): string[] {
   const mark = d.severity === 'error' ? '❌' : '⚠️';
   const code = d.code ? ` ${d.code}` : '';
   return [
-    `- ${mark} **${d.component}${code}** (line ${d.line}): ${d.message}`,
-    `  \`${d.raw.split('\n')[0].replace(/`/g, "'")}\``,
+    `- ${mark} **${cell(d.component)}${code}** (line ${d.line}): ${cell(d.message)}`,
+    `  ${markdownCode(d.raw.split('\n')[0])}`,
   ];
 }

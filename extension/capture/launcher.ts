@@ -9,12 +9,23 @@
  * fd 3, never on stdout.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { createWriteStream, mkdirSync, rmSync, type WriteStream } from 'node:fs';
+import {
+  closeSync,
+  createWriteStream,
+  mkdirSync,
+  openSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  writeSync,
+  type WriteStream,
+} from 'node:fs';
 import { constants } from 'node:os';
 import path from 'node:path';
 import type { Readable } from 'node:stream';
 import { StringDecoder } from 'node:string_decoder';
 import { findAgentRoot } from './agent';
+import { sealSession, type SealResult } from './seal';
 import { SESSION_FILES } from './session';
 
 export type CaptureMode = 'auto' | 'kineto' | 'agent' | 'cpu';
@@ -54,9 +65,16 @@ export interface CaptureOptions {
   /** Python's output unbuffered, so an Output channel shows it as it happens. */
   unbuffered?: boolean;
   agentRoot?: string;
-  /** Cancel sequence timings (tests shorten them): SIGINT, then SIGTERM after `termAfterMs`, SIGKILL `killAfterMs` later. */
+  /** Seconds of capture per segment written to disk (the agent's default when absent; 0: once, at the end). */
+  segmentS?: number;
+  /**
+   * Cancel sequence (tests shorten it): the signal, then SIGTERM when the agent has not begun writing its profile
+   * within `termAfterMs`, SIGKILL `killAfterMs` after that; once it writes, SIGKILL only when no progress has
+   * arrived for `stallMs`.
+   */
   termAfterMs?: number;
   killAfterMs?: number;
+  stallMs?: number;
 }
 
 export interface CaptureResult {
@@ -69,6 +87,68 @@ export interface CaptureResult {
   /** The last progress event seen (its phase tells how far the run got). */
   lastProgress: ProgressEvent | undefined;
   diagnosticLines: number;
+  /** Whether the agent ever reported progress (false: the interpreter never ran it). */
+  agentStarted: boolean;
+  /** The launcher closed the trace of a run that died before closing it. */
+  seal?: SealResult;
+}
+
+/** A session folder another run is writing: two runs never write one folder. */
+export class SessionBusyError extends Error {
+  constructor(
+    readonly dir: string,
+    readonly pid: number,
+  ) {
+    super(`${dir}: another profiling run (process ${pid}) is writing this session folder`);
+    this.name = 'SessionBusyError';
+  }
+}
+
+const LOCK_FILE = '.flagprof.lock';
+/** Folders this process is writing now (the pid in their lock is ours, so the pid alone cannot tell). */
+const lockedHere = new Set<string>();
+
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+/** Takes DIR's lock (O_EXCL, holding our pid) or throws SessionBusyError; a dead holder's lock is taken over. */
+function lockSession(dir: string): () => void {
+  const file = path.join(dir, LOCK_FILE);
+  for (let attempt = 0; attempt < 3; attempt++) {
+    try {
+      const fd = openSync(file, 'wx');
+      writeSync(fd, `${process.pid}\n`);
+      closeSync(fd);
+      lockedHere.add(file);
+      return () => {
+        lockedHere.delete(file);
+        try {
+          if (readFileSync(file, 'utf8').trim() === String(process.pid)) rmSync(file, { force: true });
+        } catch {
+          // Already gone.
+        }
+      };
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
+    }
+    let holder = NaN;
+    try {
+      holder = Number(readFileSync(file, 'utf8').trim());
+    } catch {
+      // Removed meanwhile: try again.
+    }
+    const ours = holder === process.pid;
+    if ((ours && lockedHere.has(file)) || (!ours && Number.isInteger(holder) && holder > 0 && alive(holder)))
+      throw new SessionBusyError(dir, holder);
+    rmSync(file, { force: true });
+  }
+  throw new SessionBusyError(dir, 0);
 }
 
 /** Lines of stderr the tracer family prints; the bring-up parser decides what each means. */
@@ -125,6 +205,8 @@ function childEnv(options: CaptureOptions, agentRoot: string): NodeJS.ProcessEnv
   if (options.flagosTrace === false) delete env.FLAGOS_TRACE;
   else if (!env.FLAGOS_TRACE) env.FLAGOS_TRACE = '1';
   if (options.unbuffered) env.PYTHONUNBUFFERED = '1';
+  // The agent dies with us (PR_SET_PDEATHSIG), and checks we are still its parent.
+  env.FLAGPROF_LAUNCHER_PID = String(process.pid);
   return env;
 }
 
@@ -133,6 +215,7 @@ export function agentArgs(options: CaptureOptions): string[] {
   if (options.mode) args.push('--mode', options.mode);
   if (options.delayS !== undefined) args.push('--delay', String(options.delayS));
   if (options.durationS !== undefined) args.push('--duration', String(options.durationS));
+  if (options.segmentS !== undefined) args.push('--segment', String(options.segmentS));
   args.push('--', options.script, ...(options.args ?? []));
   return args;
 }
@@ -148,26 +231,39 @@ export class CaptureRun {
   readonly child: ChildProcess;
   private cancelled = false;
   private exited = false;
+  private writing = false;
   private timers: NodeJS.Timeout[] = [];
+  private stall: NodeJS.Timeout | undefined;
+  private readonly unlock: () => void;
 
   constructor(readonly options: CaptureOptions) {
     const agentRoot = options.agentRoot ?? findAgentRoot();
     const started = Date.now();
     mkdirSync(options.sessionDir, { recursive: true });
+    this.unlock = lockSession(options.sessionDir);
     // A reused folder (--out) must not show an earlier run's files as this run's.
     for (const name of [...Object.values(SESSION_FILES), 'summary.md'])
       rmSync(path.join(options.sessionDir, name), { force: true });
+    for (const name of readdirSync(options.sessionDir))
+      if (/^sites\.\d+\.json$/.test(name) || name.endsWith('.tmp'))
+        rmSync(path.join(options.sessionDir, name), { force: true });
     const tee = new DiagnosticsTee(path.join(options.sessionDir, SESSION_FILES.diagnostics));
     const stdoutMode = options.stdout === 'inherit' || options.stdout === undefined ? 'inherit' : 'pipe';
-    this.child = spawn(options.python, agentArgs(options), {
-      cwd: options.cwd ?? path.dirname(options.script),
-      env: childEnv(options, agentRoot),
-      stdio: [options.stdin ?? 'ignore', stdoutMode, 'pipe', 'pipe'],
-      // Its own process group: cancelling signals the whole group, the user's subprocesses included.
-      detached: true,
-    });
+    try {
+      this.child = spawn(options.python, agentArgs(options), {
+        cwd: options.cwd ?? path.dirname(options.script),
+        env: childEnv(options, agentRoot),
+        stdio: [options.stdin ?? 'ignore', stdoutMode, 'pipe', 'pipe'],
+        // Its own process group: cancelling signals the whole group, the user's subprocesses included.
+        detached: true,
+      });
+    } catch (error) {
+      this.unlock();
+      throw error;
+    }
     const child = this.child;
     let lastProgress: ProgressEvent | undefined;
+    let agentStarted = false;
     const drains: Promise<void>[] = [];
     const drain = (stream: Readable | null | undefined, onData: (chunk: Buffer) => void): void => {
       if (!stream) return;
@@ -194,6 +290,8 @@ export class CaptureRun {
       try {
         const event = JSON.parse(line) as ProgressEvent;
         lastProgress = event;
+        agentStarted = true;
+        this.onAgentProgress(event);
         options.onProgress?.(event);
       } catch {
         // Not a progress record; the channel is ours, so this only happens if the agent is cut mid-line.
@@ -205,6 +303,7 @@ export class CaptureRun {
       child.on('error', (error) => {
         this.exited = true;
         this.clearTimers();
+        this.unlock();
         reject(error);
       });
       child.on('exit', (code, signal) => {
@@ -225,6 +324,13 @@ export class CaptureRun {
           stderrLines.end();
           progressLines.end();
           await tee.close();
+          let seal: SealResult | undefined;
+          try {
+            seal = sealSession(options.sessionDir, { exitCode: code ?? 128 + signalNumber(signal), signal });
+          } catch {
+            // A folder removed under us, or one another process writes: nothing of ours to close.
+          }
+          this.unlock();
           resolve({
             exitCode: code ?? 128 + signalNumber(signal),
             signal,
@@ -233,6 +339,8 @@ export class CaptureRun {
             wallMs: Date.now() - started,
             lastProgress,
             diagnosticLines: tee.count,
+            agentStarted,
+            seal,
           });
         });
       });
@@ -257,24 +365,54 @@ export class CaptureRun {
   private clearTimers(): void {
     for (const timer of this.timers) clearTimeout(timer);
     this.timers = [];
+    if (this.stall) clearTimeout(this.stall);
+    this.stall = undefined;
+  }
+
+  /** Once cancelled, a run that is writing its profile is given time as long as it reports progress. */
+  private onAgentProgress(event: ProgressEvent): void {
+    // Segments are written while the script runs too (phase 'exporting', step 'trace'/'sites', then 'running'):
+    // only the end of the run (step 'stop' first) means the script has stopped and the profile is being finished.
+    if (
+      (event.phase === 'exporting' && (event.step === 'stop' || event.step === undefined)) ||
+      event.phase === 'done'
+    )
+      this.writing = true;
+    if (!this.cancelled || this.exited || !this.writing) return;
+    for (const timer of this.timers) clearTimeout(timer);
+    this.timers = [];
+    if (this.stall) clearTimeout(this.stall);
+    this.stall = setTimeout(() => {
+      if (!this.exited) this.signalGroup('SIGKILL');
+    }, this.options.stallMs ?? 60_000);
   }
 
   /**
-   * SIGINT to the group (the agent stops profiling and writes what it captured), SIGTERM after 10 s if it is
-   * still running, SIGKILL 5 s after that. A second call does nothing more.
+   * Stops the run the way `signal` asks (SIGINT: Ctrl-C or Cancel; SIGTERM; SIGHUP: a closed terminal), which the
+   * agent answers by writing what it captured. If it has not begun writing within 10 s (a script that ignores the
+   * signal), SIGTERM, then SIGKILL 5 s later; while it writes, SIGKILL only after 60 s without progress. A second
+   * call forces the end now (SIGKILL): the segments already on disk are kept.
    */
-  cancel(): void {
-    if (this.cancelled || this.exited) return;
+  cancel(signal: 'SIGINT' | 'SIGTERM' | 'SIGHUP' = 'SIGINT'): void {
+    if (this.exited) return;
+    if (this.cancelled) {
+      this.signalGroup('SIGKILL');
+      return;
+    }
     this.cancelled = true;
-    this.signalGroup('SIGINT');
+    this.signalGroup(signal);
+    if (this.writing) {
+      this.onAgentProgress({ phase: 'exporting' });
+      return;
+    }
     const termAfter = this.options.termAfterMs ?? 10_000;
     const killAfter = this.options.killAfterMs ?? 5_000;
     this.timers.push(
       setTimeout(() => {
-        if (!this.exited) this.signalGroup('SIGTERM');
+        if (!this.exited && !this.writing) this.signalGroup('SIGTERM');
       }, termAfter),
       setTimeout(() => {
-        if (!this.exited) this.signalGroup('SIGKILL');
+        if (!this.exited && !this.writing) this.signalGroup('SIGKILL');
       }, termAfter + killAfter),
     );
   }

@@ -9,7 +9,8 @@ import { ImportError } from '../import/errors';
 import { mergeCapture } from '../import/capture';
 import { importTrace } from '../import/kineto';
 import { readSites } from '../analysis/sites';
-import type { Profile } from '../model/profile';
+import type { ImportWarning, Profile, SourceFrame } from '../model/profile';
+import { RunInProgress, sealSession, sitesFiles } from './seal';
 
 export const SESSION_FILES = {
   trace: 'trace.json.gz',
@@ -76,19 +77,52 @@ export async function readDiagnostics(dir: string): Promise<DiagnosticLine[]> {
 }
 
 /**
+ * The call sites of every segment (sites.json, sites.2.json, …) as one map. External ids keep counting across
+ * the profiler's restarts, so the parts never name the same op.
+ */
+export async function readSessionSites(
+  dir: string,
+  warnings: ImportWarning[],
+): Promise<Map<number, SourceFrame[]> | undefined> {
+  const files = sitesFiles(dir);
+  let merged: Map<number, SourceFrame[]> | undefined;
+  for (const file of files) {
+    // A damaged part costs its own segment's exact lines (they fall back to function level, with a warning),
+    // never the session or the other segments' lines.
+    const part = await readSites(file, warnings);
+    if (!part) continue;
+    if (!merged) merged = part;
+    else for (const [id, frames] of part) merged.set(id, frames);
+  }
+  return merged;
+}
+
+/**
  * Imports DIR/trace.json.gz and attaches DIR/sites.json (profile.sites), session.json (metadata.session) and
  * diagnostics.jsonl (metadata.diagnostics). A folder without a trace is a SessionError saying why, from session.json.
  */
 export async function loadSession(dir: string): Promise<Profile> {
   const tracePath = path.join(dir, SESSION_FILES.trace);
+  // A run that died (killed, crashed, its launcher gone) left its trace open: close it so its segments read.
+  try {
+    sealSession(dir);
+  } catch (error) {
+    if (error instanceof RunInProgress) throw new SessionError(dir, error.message);
+    // A read-only copy cannot be sealed: import what is there and let the importer say what is wrong.
+  }
   const record = await readSessionRecord(dir);
   if (!existsSync(tracePath)) {
+    if (!record && !existsSync(path.join(dir, SESSION_FILES.capture)))
+      throw new SessionError(
+        dir,
+        'is a folder, not a trace file or a session folder (no trace.json.gz, no session.json)',
+      );
     const why = record?.notes?.length ? record.notes[record.notes.length - 1] : 'the capture wrote no trace';
     throw new SessionError(dir, `no ${SESSION_FILES.trace} (${why})`);
   }
   const profile = await importTrace(tracePath);
-  const sitesPath = path.join(dir, SESSION_FILES.sites);
-  if (existsSync(sitesPath)) profile.sites = await readSites(sitesPath);
+  const sites = await readSessionSites(dir, profile.warnings);
+  if (sites) profile.sites = sites;
   if (record) profile.metadata.session = record;
   profile.metadata.diagnostics = await readDiagnostics(dir);
   // Agent mode: the device activity is in capture.fpc. A capture that cannot be decoded (or no addon) keeps the

@@ -1,6 +1,7 @@
 /** The summary as markdown, for the read-only view shown after a capture when no timeline consumes the profile. */
 import { pathToFileURL } from 'node:url';
 import type { SummaryJson } from '../analysis/summary';
+import { markdownCode, markdownText } from '../model/text';
 
 function us(value: number): string {
   if (value >= 1e6) return `${(value / 1e6).toFixed(2)} s`;
@@ -8,8 +9,14 @@ function us(value: number): string {
   return `${value.toFixed(1)} µs`;
 }
 
+/** Free text of the run (paths, notes, function names): rendered as exactly these characters. */
 function cell(text: string): string {
-  return text.replace(/\|/g, '\\|').replace(/\n/g, ' ');
+  return markdownText(text);
+}
+
+/** Names from the trace (ops, kernels): a code span no name can break out of, in a table cell. */
+function name(text: string): string {
+  return markdownCode(text, { tableCell: true });
 }
 
 export interface SummaryContext {
@@ -27,7 +34,7 @@ export function summaryMarkdown(summary: SummaryJson, context: SummaryContext, t
   out.push(`- exit code: ${context.exitCode}`);
   if (context.mode)
     out.push(`- mode: ${context.mode}${context.modeReason ? ` (${cell(context.modeReason)})` : ''}`);
-  out.push(`- session: \`${context.sessionDir}\``);
+  out.push(`- session: ${markdownCode(context.sessionDir)}`);
   const d = summary.device_events;
   out.push(`- device events: ${d.total}, linked to an op: ${d.linked_to_op}`);
   for (const note of context.notes ?? []) out.push(`- note: ${cell(note)}`);
@@ -39,7 +46,7 @@ export function summaryMarkdown(summary: SummaryJson, context: SummaryContext, t
       const link = l.file.startsWith('/') ? `${pathToFileURL(l.file).href}#L${l.line}` : undefined;
       const label = `${l.file.split('/').pop()}:${l.line}`;
       out.push(
-        `| ${link ? `[${cell(label)}](${link})` : cell(label)} | ${cell(l.function)} | ${us(l.device_us)} | ${us(l.cpu_us)} | ${l.ops} |`,
+        `| ${link ? `[${cell(label)}](<${link}>)` : cell(label)} | ${cell(l.function)} | ${us(l.device_us)} | ${us(l.cpu_us)} | ${l.ops} |`,
       );
     }
   }
@@ -52,13 +59,13 @@ export function summaryMarkdown(summary: SummaryJson, context: SummaryContext, t
   );
   for (const o of summary.ops.slice(0, top)) {
     out.push(
-      `| ${cell(o.name)} | ${o.calls} | ${us(o.device_self_us)} | ${us(o.cpu_self_us)} | ${us(o.cpu_total_us)} |`,
+      `| ${name(o.name)} | ${o.calls} | ${us(o.device_self_us)} | ${us(o.cpu_self_us)} | ${us(o.cpu_total_us)} |`,
     );
   }
   if (summary.kernels.length > 0) {
     out.push('', '## Kernels', '', '| kernel | count | total | launched by |', '| --- | ---: | ---: | --- |');
     for (const k of summary.kernels.slice(0, top)) {
-      out.push(`| ${cell(k.name)} | ${k.count} | ${us(k.total_us)} | ${cell(k.top_op || '—')} |`);
+      out.push(`| ${name(k.name)} | ${k.count} | ${us(k.total_us)} | ${k.top_op ? name(k.top_op) : '—'} |`);
     }
   }
   return `${out.join('\n')}\n`;

@@ -1,6 +1,7 @@
 import { writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { BaselineError, deriveBaseline } from '../analysis/checks';
+import { displayPath } from '../import/errors';
 import { ImportError, importTrace } from '../import/kineto';
 import type { CliCommand } from './commands';
 import { UserError, parseCommandArgs } from './errors';
@@ -37,10 +38,12 @@ export const baselineCommand: CliCommand = {
     try {
       writeFileSync(out, `${JSON.stringify(baseline, null, 2)}\n`);
     } catch (error) {
-      throw new UserError(`${out}: cannot write (${(error as NodeJS.ErrnoException).code ?? error})`);
+      throw new UserError(
+        `${displayPath(out)}: cannot write (${(error as NodeJS.ErrnoException).code ?? error})`,
+      );
     }
     process.stderr.write(
-      `flagprof: wrote ${out}: ${baseline.categories.length} categories, kernel ${baseline.kernel_arg_keys.length} / memcpy ${baseline.gpu_memcpy_arg_keys.length} / memset ${baseline.gpu_memset_arg_keys.length} / runtime ${baseline.runtime_arg_keys.length} keys\n`,
+      `flagprof: wrote ${displayPath(out)}: ${baseline.categories.length} categories, kernel ${baseline.kernel_arg_keys.length} / memcpy ${baseline.gpu_memcpy_arg_keys.length} / memset ${baseline.gpu_memset_arg_keys.length} / runtime ${baseline.runtime_arg_keys.length} keys\n`,
     );
     return 0;
   },

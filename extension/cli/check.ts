@@ -4,6 +4,7 @@ import type { Baseline, CheckReport } from '../analysis/checks';
 import { BaselineError, parseBaseline } from '../analysis/checks';
 import { loadBringup } from '../bringup/load';
 import { buildMarkdownReport } from '../bringup/report';
+import { terminalLines, terminalText } from '../model/text';
 import type { CliCommand } from './commands';
 import { UserError } from './errors';
 
@@ -35,35 +36,38 @@ export function loadBaselineFile(file: string): Baseline {
 
 const MARK = { pass: 'PASS', fail: 'FAIL', skip: 'skip' } as const;
 
+/** The report as text. Results quote the trace (names, categories, metadata): each goes through terminalText. */
 export function renderCheckReport(report: CheckReport): string {
   const out: string[] = [];
   out.push(
-    `${report.source.path}  (${report.source.format}, ${report.source.events.toLocaleString('en-US')} events)`,
+    `${terminalText(report.source.path)}  (${terminalText(report.source.format)}, ${report.source.events.toLocaleString('en-US')} events)`,
   );
   out.push(
-    `platform ${report.platform} (${report.platformReason}); runtime category ${report.runtimeCategory || 'none'}`,
+    `platform ${terminalText(report.platform)} (${terminalText(report.platformReason)}); runtime category ${terminalText(report.runtimeCategory || 'none')}`,
   );
   out.push(
-    `capture window: ${report.window ? report.window.source : 'none'}; baseline: ${report.baseline.source}`,
+    `capture window: ${terminalText(report.window ? report.window.source : 'none')}; baseline: ${terminalText(report.baseline.source)}`,
   );
   out.push('');
   const width = Math.max(...report.results.map((r) => r.id.length + r.title.length + 1));
   for (const r of report.results) {
     const mark = `${MARK[r.status]}${r.status === 'fail' && !r.required ? '*' : ''}`.padEnd(5);
-    out.push(`${mark}  ${`${r.id} ${r.title}`.padEnd(width)}  ${r.summary}`);
+    out.push(`${mark}  ${`${r.id} ${r.title}`.padEnd(width)}  ${terminalText(r.summary)}`);
   }
   const failed = report.results.filter((r) => r.status === 'fail');
   for (const r of failed) {
     out.push('');
-    out.push(`${r.id} ${r.name}: ${r.summary}${r.required ? '' : ' (not required)'}`);
+    out.push(`${r.id} ${r.name}: ${terminalText(r.summary)}${r.required ? '' : ' (not required)'}`);
     const counts = Object.entries(r.counts)
-      .map(([k, v]) => `${k} ${v}`)
+      .map(([k, v]) => `${terminalText(k)} ${v}`)
       .join(' · ');
     if (counts) out.push(`  counts: ${counts}`);
-    for (const d of r.details) out.push(`  ${d}`);
+    for (const d of r.details) out.push(`  ${terminalText(d)}`);
     for (const e of r.examples.slice(0, 5))
-      out.push(`  - [${e.cat}] ${e.name} ts ${e.tsUs} µs dur ${e.durUs} µs${e.note ? `: ${e.note}` : ''}`);
-    if (r.hint) out.push(`  fix: ${r.hint}`);
+      out.push(
+        `  - [${terminalText(e.cat)}] ${terminalText(e.name, 200)} ts ${e.tsUs} µs dur ${e.durUs} µs${e.note ? `: ${terminalText(e.note)}` : ''}`,
+      );
+    if (r.hint) out.push(`  fix: ${terminalText(r.hint)}`);
   }
   const t = report.totals;
   out.push('');
@@ -100,7 +104,7 @@ export const checkCommand: CliCommand = {
     const report = model.checks;
     if (!report) throw new UserError(`${target}: the session folder holds no trace (trace.json.gz)`);
     if (parsed.values.json) process.stdout.write(`${JSON.stringify(report, null, 1)}\n`);
-    else if (parsed.values.markdown) process.stdout.write(buildMarkdownReport(model));
+    else if (parsed.values.markdown) process.stdout.write(terminalLines(buildMarkdownReport(model)));
     else process.stdout.write(renderCheckReport(report));
     return report.totals.requiredFailed > 0 ? 1 : 0;
   },

@@ -23,7 +23,105 @@ export const COMMANDS: Record<string, CliCommand> = {
   decode: decodeCommand,
 };
 
+const TRACE_INPUT =
+  'TRACE is a Kineto trace (.json or .json.gz), a pipe, a FIFO or - (stdin); SESSION a folder written by flagprof profile.';
+
+/** What `flagprof COMMAND --help` prints: the usage line, what the command does, its options. */
+export const HELP: Record<string, string> = {
+  summary: `usage: flagprof summary TRACE|SESSION [--json] [--top N]
+
+Ops, kernels and source lines by device time (by CPU time when the profile has no device activity).
+${TRACE_INPUT}
+
+options:
+  --json       the summary as JSON
+  --top N      rows per table (default 15)
+  -h, --help   this help
+`,
+  check: `usage: flagprof check TRACE|SESSION [--baseline FILE] [--platform NAME] [--json | --markdown]
+
+Structural parity checks of a trace against a baseline; exit 1 when a required check fails.
+${TRACE_INPUT}
+
+options:
+  --baseline FILE   a baseline written by flagprof baseline, or upstream profiler_cuda_baseline.json
+                    (default: the torch-cuda baseline shipped with flagprof)
+  --platform NAME   the row of the capability table: cuda, metax, ppu, musa, dcu, ascend, gcu, other
+                    (default: detected from the trace)
+  --json            the report as JSON
+  --markdown        the report as Markdown
+  -h, --help        this help
+`,
+  diagnostics: `usage: flagprof diagnostics SESSION|LOG [--json] [--all]
+
+The FLAGOS_TRACE lines of a session folder (diagnostics.jsonl) or of a log, as structured diagnostics.
+
+options:
+  --json       the diagnostics as JSON
+  --all        include debug lines
+  -h, --help   this help
+`,
+  baseline: `usage: flagprof baseline TRACE... --out FILE
+
+Derives a structural baseline (categories, args keys) from traces you trust, for flagprof check --baseline.
+${TRACE_INPUT}
+
+options:
+  --out FILE   where to write the baseline (JSON)
+  -h, --help   this help
+`,
+  report: `usage: flagprof report TRACE|SESSION --out FILE.html
+
+The timeline as one self-contained HTML file (it loads nothing from elsewhere).
+${TRACE_INPUT}
+
+options:
+  -o, --out FILE   where to write the report
+  -h, --help       this help
+`,
+  profile: `usage: flagprof profile [options] [--] script.py [args...]
+
+Runs a Python script under the profiler, then prints the summary and the session folder. The exit code is the
+script's. Everything after the script's name is the script's own arguments.
+
+options:
+  --out DIR            the session folder (default: a new folder under .flagprof/sessions)
+  --python PY          the interpreter (default: FLAGPROF_PYTHON, else python3 / python on PATH)
+  --mode M             auto, kineto, agent or cpu (default auto)
+  --delay S            seconds before profiling begins (default: from the start)
+  --duration S         seconds of profiling (default: until the script ends)
+  --keep N             sessions kept under .flagprof/sessions (default 10)
+  --top N              rows per table of the summary (default 15)
+  --json               the summary as JSON on stdout (the script's output moves to stderr)
+  --no-flagos-trace    run without FLAGOS_TRACE=1
+  -h, --help           this help
+`,
+  decode: `usage: flagprof decode CAPTURE.fpc [--json]
+
+The device events, counts and diagnostics of an agent-mode capture (a session's capture.fpc).
+
+options:
+  --json       the capture as JSON
+  -h, --help   this help
+`,
+};
+
 export function usage(): string {
   const lines = Object.values(COMMANDS).map((c) => `  flagprof ${c.synopsis}`);
   return `usage:\n${lines.join('\n')}\n`;
+}
+
+/** `flagprof --help`: the commands, where to read more, and the limits an import runs under. */
+export function fullHelp(): string {
+  return `${usage()}
+flagprof COMMAND --help shows a command's options.
+
+environment:
+  FLAGPROF_MAX_TRACE_BYTES   most trace text one import reads, counted after decompression (as 8G;
+                             default: 40% of the memory available)
+  FLAGPROF_MAX_EVENTS        most events one import reads (as 50M; default: one per 275 bytes available)
+  FLAGPROF_MAX_VALUE_BYTES   longest single event, key or top-level field held whole (default 64M)
+  FLAGPROF_MAX_MEMORY        most memory one import may grow by (default: half the memory available)
+  FLAGPROF_DEBUG             print the stack of an internal error
+`;
 }

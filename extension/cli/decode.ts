@@ -1,6 +1,7 @@
 import { AddonLoadError, type DecodedCapture } from '../import/addon';
 import { decodeCaptureFile } from '../import/capture';
 import { ImportError } from '../import/errors';
+import { terminalText } from '../model/text';
 import type { CliCommand } from './commands';
 import { UserError, parseCommandArgs } from './errors';
 
@@ -51,6 +52,7 @@ function countsLine(capture: DecodedCapture): string {
 /** How each vendor spells its activity API. */
 const VENDOR_LABEL: Record<string, string> = { cupti: 'CUPTI', mspti: 'MSPTI', roctracer: 'ROCtracer' };
 
+/** The capture as text. Names, library path and diagnostics come from the file: each goes through terminalText. */
 function renderText(file: string, capture: DecodedCapture): string {
   const out: string[] = [];
   const window =
@@ -58,15 +60,15 @@ function renderText(file: string, capture: DecodedCapture): string {
       ? `window [${capture.windowStartNs}, ${capture.windowStopNs ?? 'not stopped'}]`
       : 'no capture window';
   out.push(
-    `${file}: ${VENDOR_LABEL[capture.vendor] ?? capture.vendor.toUpperCase()} API ${capture.apiVersion}, format ${capture.formatVersion}, pid ${capture.pid}, ` +
+    `${terminalText(file)}: ${VENDOR_LABEL[capture.vendor] ?? terminalText(capture.vendor.toUpperCase())} API ${capture.apiVersion}, format ${capture.formatVersion}, pid ${capture.pid}, ` +
       `${capture.closed ? 'closed' : 'not closed (the process stopped first; its prefix was decoded)'}, ${window}`,
   );
-  if (capture.library) out.push(`library: ${capture.library}`);
+  if (capture.library) out.push(`library: ${terminalText(capture.library)}`);
   out.push(`counts: ${countsLine(capture)}`);
   out.push(`diagnostics (${capture.diagnostics.length}):`);
   for (const d of capture.diagnostics) {
     const where = d.offset === undefined ? '' : ` @${d.offset}`;
-    out.push(`  ${d.severity} ${d.code}${where}: ${d.message}`);
+    out.push(`  ${terminalText(d.severity)} ${terminalText(d.code)}${where}: ${terminalText(d.message)}`);
   }
   out.push(`events (${capture.length}):`);
   for (let i = 0; i < capture.length; i++) {
@@ -74,8 +76,9 @@ function renderText(file: string, capture: DecodedCapture): string {
     out.push(
       `  ${(KIND_NAMES[capture.kind[i]] ?? '?').padEnd(7)} ${absolute(capture, capture.start[i])} ` +
         `+${capture.end[i] - capture.start[i]}ns corr=${capture.correlation[i]} ext=${Number.isNaN(ext) ? '-' : ext} ` +
-        `dev=${capture.device[i]} stream=${capture.stream[i]} tid=${capture.thread[i]} ${capture.names[capture.name[i]]} ` +
-        JSON.stringify(argsOf(capture, i)),
+        `dev=${capture.device[i]} stream=${capture.stream[i]} tid=${capture.thread[i]} ${terminalText(capture.names[capture.name[i]] ?? '')} ` +
+        // JSON escapes C0 controls but not C1 ones or bidirectional overrides.
+        terminalText(JSON.stringify(argsOf(capture, i))),
     );
   }
   return `${out.join('\n')}\n`;

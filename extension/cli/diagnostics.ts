@@ -3,39 +3,42 @@ import { bringupFromLog, loadBringup } from '../bringup/load';
 import { findSessionFiles, isSessionFolder } from '../bringup/session';
 import type { BringupModel } from '../bringup/load';
 import type { Diagnostic } from '../bringup/types';
+import { terminalText } from '../model/text';
 import type { CliCommand } from './commands';
 import { UserError, parseCommandArgs } from './errors';
 
 const USAGE = 'usage: flagprof diagnostics SESSION|LOG [--json] [--all]';
 
+/** The diagnostics as text. Every field comes from a log someone else may have written: through terminalText. */
 function renderDiagnostics(model: BringupModel, all: boolean): string {
   const out: string[] = [];
   const s = model.summary;
   const h = model.header;
   out.push(
-    `${model.logPath ?? model.target}: ${s.total} diagnostics (${s.bySeverity.error} errors, ${s.bySeverity.warning} warnings, ${s.bySeverity.info} info, ${s.bySeverity.debug} debug)`,
+    `${terminalText(model.logPath ?? model.target)}: ${s.total} diagnostics (${s.bySeverity.error} errors, ${s.bySeverity.warning} warnings, ${s.bySeverity.info} info, ${s.bySeverity.debug} debug)`,
   );
   const header = [
-    h.mode && `mode ${h.mode}${h.modeReason ? ` (${h.modeReason})` : ''}`,
-    h.tracer && `tracer ${h.tracer}${h.tracerReason ? ` (${h.tracerReason})` : ''}`,
-    h.library && `library ${h.library}`,
-    h.apiVersion && `API version ${h.apiVersion}`,
+    h.mode && `mode ${terminalText(h.mode)}${h.modeReason ? ` (${terminalText(h.modeReason)})` : ''}`,
+    h.tracer &&
+      `tracer ${terminalText(h.tracer)}${h.tracerReason ? ` (${terminalText(h.tracerReason)})` : ''}`,
+    h.library && `library ${terminalText(h.library)}`,
+    h.apiVersion && `API version ${terminalText(String(h.apiVersion))}`,
   ].filter(Boolean);
   if (header.length) out.push(header.join(' · '));
   const lifted = [
     s.eventsDrained !== undefined && `events drained ${s.eventsDrained}`,
     s.candidates !== undefined &&
-      `linked ${s.linked}/${s.candidates}${s.resolver ? ` (resolver ${s.resolver})` : ''}`,
+      `linked ${s.linked}/${s.candidates}${s.resolver ? ` (resolver ${terminalText(s.resolver)})` : ''}`,
     s.totalDevice !== undefined && `in window ${s.inWindow}/${s.totalDevice}`,
     (s.buffersRequested || s.buffersCompleted) &&
       `buffers requested ${s.buffersRequested}, completed ${s.buffersCompleted}`,
     Object.keys(s.recordsDropped).length &&
       `dropped ${Object.entries(s.recordsDropped)
-        .map(([k, v]) => `${k} ${v}`)
+        .map(([k, v]) => `${terminalText(k)} ${v}`)
         .join(', ')}`,
     Object.keys(s.enableResults).length &&
       `enable ${Object.entries(s.enableResults)
-        .map(([k, v]) => `${k}=${v}`)
+        .map(([k, v]) => `${terminalText(k)}=${terminalText(String(v))}`)
         .join(' ')}`,
   ].filter(Boolean);
   if (lifted.length) out.push(lifted.join(' · '));
@@ -48,11 +51,13 @@ function renderDiagnostics(model: BringupModel, all: boolean): string {
     byComponent.set(d.component, list);
   }
   for (const [component, list] of byComponent) {
-    out.push(`${component} (${list.length})`);
+    out.push(`${terminalText(component)} (${list.length})`);
     for (const d of list) {
-      out.push(`  ${d.severity.padEnd(7)} ${`${d.code || '-'}`.padEnd(7)} line ${d.line}: ${d.message}`);
+      out.push(
+        `  ${terminalText(d.severity).padEnd(7)} ${terminalText(`${d.code || '-'}`).padEnd(7)} line ${d.line}: ${terminalText(d.message)}`,
+      );
       if (d.severity === 'error' || d.severity === 'warning' || d.component === 'unknown')
-        out.push(`          ${d.raw.split('\n')[0]}`);
+        out.push(`          ${terminalText(d.raw.split('\n')[0])}`);
     }
   }
   if (!all && shown.length < model.diagnostics.length)

@@ -1,7 +1,13 @@
-/** Plain-text tables for the terminal: long names are cut in the middle so both ends stay readable. */
+/**
+ * Plain-text tables for the terminal: long names are cut in the middle so both ends stay readable, and every cell
+ * is written with its control characters escaped (a name from a trace can hold terminal escape sequences).
+ */
+import { terminalText } from '../model/text';
+
 const MAX_CELL = 70;
 
-function fit(text: string): string {
+function fit(cell: string): string {
+  const text = terminalText(cell);
   if (text.length <= MAX_CELL) return text;
   const half = (MAX_CELL - 1) >> 1;
   return `${text.slice(0, half)}…${text.slice(text.length - half)}`;

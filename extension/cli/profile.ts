@@ -8,7 +8,7 @@ import { parseArgs } from 'node:util';
 import { analyze } from '../analysis/analyze';
 import { buildSummary } from '../analysis/summary';
 import { findInterpreter, InterpreterError, noTorchFix } from '../capture/interpreter';
-import { CAPTURE_MODES, startCapture, type CaptureMode } from '../capture/launcher';
+import { CAPTURE_MODES, SessionBusyError, startCapture, type CaptureMode } from '../capture/launcher';
 import { loadSession, readSessionRecord, SESSION_FILES } from '../capture/session';
 import { createSessionDir, pruneSessions } from '../capture/sessions';
 import { ImportError } from '../import/errors';
@@ -17,9 +17,21 @@ import { UserError } from './errors';
 import { renderSummary } from './summary';
 
 const USAGE =
-  'usage: flagprof profile [--out DIR] [--python PY] [--mode auto|kineto|agent|cpu] [--delay S] [--duration S] [--json] [--keep N] [--no-flagos-trace] -- script.py [args...]';
+  'usage: flagprof profile [--out DIR] [--python PY] [--mode auto|kineto|agent|cpu] [--delay S] [--duration S] [--segment S] [--json] [--keep N] [--no-flagos-trace] -- script.py [args...]';
 
-const VALUE_OPTIONS = new Set(['--out', '--python', '--mode', '--delay', '--duration', '--keep', '--top']);
+const VALUE_OPTIONS = new Set([
+  '--out',
+  '--python',
+  '--mode',
+  '--delay',
+  '--duration',
+  '--segment',
+  '--keep',
+  '--top',
+]);
+
+/** A year: more than any profiling window, and below what the agent's timer can hold. */
+const MAX_SECONDS = 365 * 24 * 3600;
 
 /** Splits at `--`, or at the first word that is not one of ours: everything after it belongs to the script. */
 export function splitProfileArgv(argv: string[]): {
@@ -44,8 +56,11 @@ export function splitProfileArgv(argv: string[]): {
 function seconds(name: string, text: string | undefined, allowZero: boolean): number | undefined {
   if (text === undefined) return undefined;
   const value = Number(text);
-  if (!Number.isFinite(value) || value < 0 || (!allowZero && value === 0)) {
-    throw new UserError(`${name}: expected a number of seconds${allowZero ? '' : ' above 0'}, got '${text}'`);
+  if (!Number.isFinite(value) || value < 0 || (!allowZero && value === 0) || value > MAX_SECONDS) {
+    const shown = text.length > 40 ? `${text.slice(0, 40)}…` : text;
+    throw new UserError(
+      `${name}: expected a number of seconds${allowZero ? '' : ' above 0'} up to ${MAX_SECONDS}, got '${shown}'`,
+    );
   }
   return value;
 }
@@ -68,6 +83,7 @@ export const profileCommand: CliCommand = {
           mode: { type: 'string' },
           delay: { type: 'string' },
           duration: { type: 'string' },
+          segment: { type: 'string' },
           keep: { type: 'string' },
           top: { type: 'string' },
           json: { type: 'boolean' },
@@ -87,6 +103,7 @@ export const profileCommand: CliCommand = {
       throw new UserError(`--mode: expected one of ${CAPTURE_MODES.join(', ')}, got '${values.mode}'`);
     const delayS = seconds('--delay', values.delay, true);
     const durationS = seconds('--duration', values.duration, false);
+    const segmentS = seconds('--segment', values.segment, true);
     const keep = values.keep === undefined ? 10 : Number(values.keep);
     if (!Number.isInteger(keep) || keep < 1)
       throw new UserError(`--keep: expected a positive integer, got '${values.keep}'`);
@@ -112,33 +129,55 @@ export const profileCommand: CliCommand = {
     }
 
     const json = values.json === true;
-    const run = startCapture({
-      python,
-      script: scriptPath,
-      args: scriptArgs,
-      sessionDir,
-      cwd: process.cwd(),
-      mode,
-      delayS,
-      durationS,
-      flagosTrace: values['no-flagos-trace'] !== true,
-      stdin: 'inherit',
-      // With --json, stdout carries only the summary: the script's own output moves to stderr.
-      stdout: json ? (chunk) => process.stderr.write(chunk) : 'inherit',
+    let run;
+    try {
+      run = startCapture({
+        python,
+        script: scriptPath,
+        args: scriptArgs,
+        sessionDir,
+        cwd: process.cwd(),
+        mode,
+        delayS,
+        durationS,
+        segmentS,
+        flagosTrace: values['no-flagos-trace'] !== true,
+        stdin: 'inherit',
+        // With --json, stdout carries only the summary: the script's own output moves to stderr.
+        stdout: json ? (chunk) => process.stderr.write(chunk) : 'inherit',
+      });
+    } catch (error) {
+      if (error instanceof SessionBusyError) throw new UserError(error.message);
+      const code = (error as NodeJS.ErrnoException).code;
+      if (code) throw new UserError(`${sessionDir}: cannot write the session folder (${code})`);
+      throw error;
+    }
+    // The agent runs in its own process group, so signals reach it through us: each is passed on as it came
+    // (Ctrl-C → 130, SIGTERM → 143, a closed terminal → 129), and the profile captured so far is kept.
+    const handlers = (['SIGINT', 'SIGTERM', 'SIGHUP'] as const).map((signal) => {
+      const handler = (): void => run.cancel(signal);
+      process.on(signal, handler);
+      return [signal, handler] as const;
     });
-    // The agent runs in its own process group, so Ctrl-C reaches it through us: cancel, keep what was captured.
-    const onSignal = (): void => run.cancel();
-    process.on('SIGINT', onSignal);
-    process.on('SIGTERM', onSignal);
+    // A closed terminal makes our own writes fail: that must not end us before the run has written its profile.
+    const quiet = (): void => undefined;
+    process.stdout.on('error', quiet);
+    process.stderr.on('error', quiet);
     let result;
     try {
       result = await run.done;
     } catch (error) {
       throw new UserError(`${python} could not be started (${(error as Error).message})`);
     } finally {
-      process.off('SIGINT', onSignal);
-      process.off('SIGTERM', onSignal);
+      for (const [signal, handler] of handlers) process.off(signal, handler);
     }
+    if (!result.agentStarted && !(await readSessionRecord(sessionDir))) {
+      // `--python /bin/true`: something ran, but not the capture agent.
+      throw new UserError(
+        `${python} did not run the capture agent (exit code ${result.exitCode}, no progress reported): is it a Python interpreter (3.9 or newer)?`,
+      );
+    }
+    if (result.seal?.note) process.stderr.write(`flagprof: ${result.seal.note}\n`);
 
     const record = await readSessionRecord(sessionDir);
     if (record && record.torch === null) {

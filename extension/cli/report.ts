@@ -4,6 +4,7 @@ import { analyze } from '../analysis/analyze';
 import { memoryBudgetProblem } from '../timeline/budget';
 import { encodeTimelineBuffer } from '../timeline/encode';
 import { buildReportHtml, loadWebviewBundle } from '../timeline/report';
+import { terminalText } from '../model/text';
 import type { CliCommand } from './commands';
 import { UserError, parseCommandArgs } from './errors';
 import { loadProfileArgument } from './summary';
@@ -45,7 +46,7 @@ export const reportCommand: CliCommand = {
       );
     }
     process.stderr.write(
-      `flagprof: wrote ${out} (${(html.length / 2 ** 20).toFixed(1)} MB, ${profile.slices.length.toLocaleString('en-US')} slices)\n`,
+      `flagprof: wrote ${terminalText(out)} (${(html.length / 2 ** 20).toFixed(1)} MB, ${profile.slices.length.toLocaleString('en-US')} slices)\n`,
     );
     return 0;
   },

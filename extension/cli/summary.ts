@@ -4,6 +4,7 @@ import { analyze } from '../analysis/analyze';
 import { buildSummary, type SummaryJson } from '../analysis/summary';
 import { ImportError, importTrace } from '../import/kineto';
 import type { Profile } from '../model/profile';
+import { terminalText } from '../model/text';
 import type { CliCommand } from './commands';
 import { UserError, parseCommandArgs } from './errors';
 import { formatTable, formatUs } from './format';
@@ -48,7 +49,7 @@ export const summaryCommand: CliCommand = {
     const profile = await loadProfileArgument(target);
     const summary = buildSummary(analyze(profile));
     for (const warning of summary.source.warnings)
-      process.stderr.write(`flagprof: warning: ${target}: ${warning}\n`);
+      process.stderr.write(`flagprof: warning: ${terminalText(target)}: ${terminalText(warning)}\n`);
     process.stdout.write(
       parsed.values.json ? `${JSON.stringify(summary, null, 1)}\n` : renderSummary(summary, top),
     );
@@ -56,11 +57,12 @@ export const summaryCommand: CliCommand = {
   },
 };
 
+/** The summary as text; every name from the trace goes through terminalText (the table cells in formatTable). */
 export function renderSummary(summary: SummaryJson, top: number): string {
   const out: string[] = [];
   const d = summary.device_events;
   out.push(
-    `${summary.source.path}  (${summary.source.format}, ${summary.source.events.toLocaleString('en-US')} events)`,
+    `${terminalText(summary.source.path)}  (${terminalText(summary.source.format)}, ${summary.source.events.toLocaleString('en-US')} events)`,
   );
   const counts = Object.entries(summary.counts)
     .filter(([, n]) => n > 0)

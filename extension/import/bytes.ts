@@ -226,7 +226,8 @@ export interface TimeValue {
 
 /**
  * Parses a number (bare or inside quotes, as Ascend writes timestamps) from [p, end) into integer µs and a
- * nanosecond fraction, so absolute epoch microseconds keep their nanoseconds. Returns false when not a number.
+ * nanosecond fraction, so absolute epoch microseconds keep their nanoseconds. Returns false unless all of
+ * [p, end) is a decimal number (hex, NaN, Infinity and trailing text are not).
  */
 export function parseTime(buf: Uint8Array, p: number, end: number, out: TimeValue): boolean {
   let i = p;
@@ -264,13 +265,15 @@ export function parseTime(buf: Uint8Array, p: number, end: number, out: TimeValu
     // Exponent notation: rare; exactness below the microsecond does not matter there.
     let text = '';
     for (let k = p; k < end; k++) text += String.fromCharCode(buf[k]);
-    const value = Number.parseFloat(text);
+    const value = Number(text); // all of it: "1e3x" is not a number
     if (!Number.isFinite(value)) return false;
     const whole = Math.floor(value);
     out.us = whole;
     out.fracNs = (value - whole) * 1000;
     return true;
   }
+  // The whole token or nothing: "0x10" is not 0, and "12abc" is not 12.
+  if (i !== end) return false;
   let fracNs = (frac / scale) * 1000;
   if (negative) {
     intPart = -intPart;
@@ -375,4 +378,105 @@ export function decodeJsonString(buf: Uint8Array, start: number, end: number): s
 
 export function decodeText(buf: Uint8Array, start: number, end: number): string {
   return utf8.decode(buf.subarray(start, end));
+}
+
+/** Where strict JSON text first goes wrong, for a message that can say "at byte N". */
+export interface JsonProblem {
+  offset: number;
+  expected: string;
+  /** The text ends inside a value: a file cut short. */
+  truncated: boolean;
+}
+
+const enum Expect {
+  Value,
+  ValueOrClose,
+  Key,
+  KeyOrClose,
+  Colon,
+  After,
+}
+
+/**
+ * Validates JSON syntax over bytes and returns the first problem, or undefined when the structure is sound
+ * (string escapes are not checked). Only run once JSON.parse has failed: V8's messages do not always say where.
+ */
+export function findJsonProblem(buf: Uint8Array): JsonProblem | undefined {
+  const end = buf.length;
+  const closers: number[] = [];
+  let mode = Expect.Value;
+  let p = 0;
+  const cut = (): JsonProblem => ({ offset: end, expected: 'more data', truncated: true });
+  for (;;) {
+    p = skipWhitespace(buf, p, end);
+    if (p >= end) return mode === Expect.After && closers.length === 0 ? undefined : cut();
+    const c = buf[p];
+    if (mode === Expect.ValueOrClose || mode === Expect.KeyOrClose) {
+      // Just after '[' or '{': the container may be empty.
+      if (c === (mode === Expect.ValueOrClose ? Ch.RBracket : Ch.RBrace)) {
+        closers.pop();
+        p++;
+        mode = Expect.After;
+        continue;
+      }
+      mode = mode === Expect.ValueOrClose ? Expect.Value : Expect.Key;
+    }
+    switch (mode) {
+      case Expect.Value: {
+        if (c === Ch.LBrace || c === Ch.LBracket) {
+          closers.push(c === Ch.LBrace ? Ch.RBrace : Ch.RBracket);
+          mode = c === Ch.LBrace ? Expect.KeyOrClose : Expect.ValueOrClose;
+          p++;
+          continue;
+        }
+        if (c === Ch.Quote) {
+          const q = scanString(buf, p, end);
+          if (q === INCOMPLETE) return cut();
+          p = q + 1;
+        } else {
+          const e = scanBareToken(buf, p, end);
+          const tokenEnd = e === INCOMPLETE ? end : e;
+          if (tokenEnd === p || !isJsonLiteral(buf, p, tokenEnd)) {
+            if (e === INCOMPLETE) return cut();
+            return { offset: p, expected: 'a JSON value', truncated: false };
+          }
+          p = tokenEnd;
+        }
+        mode = Expect.After;
+        continue;
+      }
+      case Expect.Key: {
+        if (c !== Ch.Quote) return { offset: p, expected: 'a quoted key', truncated: false };
+        const q = scanString(buf, p, end);
+        if (q === INCOMPLETE) return cut();
+        p = q + 1;
+        mode = Expect.Colon;
+        continue;
+      }
+      case Expect.Colon:
+        if (c !== Ch.Colon) return { offset: p, expected: "':' after a key", truncated: false };
+        p++;
+        mode = Expect.Value;
+        continue;
+      case Expect.After: {
+        if (closers.length === 0) return { offset: p, expected: 'the end of the data', truncated: false };
+        const closer = closers[closers.length - 1];
+        if (c === Ch.Comma) {
+          mode = closer === Ch.RBrace ? Expect.Key : Expect.Value;
+          p++;
+          continue;
+        }
+        if (c === closer) {
+          closers.pop();
+          p++;
+          continue;
+        }
+        return {
+          offset: p,
+          expected: closer === Ch.RBrace ? "',' or '}'" : "',' or ']'",
+          truncated: false,
+        };
+      }
+    }
+  }
 }

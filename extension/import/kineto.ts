@@ -5,8 +5,10 @@
  * chunks (gunzipped on the fly), each event object is parsed straight from the bytes into the Profile's columns,
  * and only the fields the product needs become JS values. Args are kept as raw bytes and decoded on demand.
  */
-import { createReadStream } from 'node:fs';
-import { open } from 'node:fs/promises';
+import { open, type FileHandle } from 'node:fs/promises';
+import type { Readable } from 'node:stream';
+import { pipeline } from 'node:stream';
+import { isatty } from 'node:tty';
 import { createGunzip } from 'node:zlib';
 import { FlowPhase, Profile, SliceKind } from '../model/profile';
 import {
@@ -25,12 +27,19 @@ import {
   type TimeValue,
 } from './bytes';
 import { classifyCategory } from './categories';
-import { ImportError } from './errors';
+import { ImportError, MAX_QUOTED, clip, formatBytes, quote } from './errors';
 import { finishProfile, type TrackTable } from './finish';
+import {
+  HEAP_SHARE,
+  describeLimit,
+  resolveLimits,
+  type ImportLimitOptions,
+  type ImportLimits,
+} from './limits';
 
 export { ImportError } from './errors';
 
-export interface ImportOptions {
+export interface ImportOptions extends ImportLimitOptions {
   /** Stop with an ImportError once the model would exceed this many slices (memory guard). */
   maxSlices?: number;
 }
@@ -43,6 +52,8 @@ const enum State {
   ObjectAfterValue,
   Events,
   EventsAfterElement,
+  /** Streaming past a top-level value too large to keep (only its end is looked for). */
+  SkipValue,
   End,
 }
 
@@ -50,66 +61,188 @@ const EMPTY = new Uint8Array(0);
 const GZIP_MAGIC_0 = 0x1f;
 const GZIP_MAGIC_1 = 0x8b;
 const CHUNK = 1 << 20;
-/** Top-level values other than traceEvents are kept in metadata up to this size (others are skipped). */
+/** Top-level values other than traceEvents are kept in metadata up to this size (others are streamed past). */
 const MAX_METADATA_VALUE = 4 << 20;
+const SAMPLE_HINT = 'sample the run with a shorter profiling window';
 
-/** Imports a Kineto / Chrome trace file (.json or .json.gz) into a Profile. Throws ImportError on bad input. */
+/** How command lines name stdin; importTrace reads it as a stream. */
+export const STDIN = '-';
+
+/**
+ * Imports a Kineto / Chrome trace (.json or .json.gz) into a Profile. Besides regular files it reads pipes,
+ * FIFOs, /dev/stdin, process substitution and `-` (stdin) as streams: gzip is told by the stream's first bytes,
+ * never by seeking. Throws ImportError on bad input, and on input past a limit (limits.ts) before memory runs out.
+ */
 export async function importTrace(file: string, options: ImportOptions = {}): Promise<Profile> {
-  let handle;
+  const name = file === STDIN ? 'stdin' : file;
+  const limits = resolveLimits(name, options);
+  const parser = new TraceParser(name, options, limits);
+  const window = new ParseWindow(parser, limits);
+  const input = await openInput(file, name);
+  try {
+    const handle = input.regular ? input.handle : undefined;
+    if (!handle) await readStream(input.stream!, parser, window);
+    else if (await startsWithGzip(handle, parser)) {
+      const raw = handle.createReadStream({ highWaterMark: CHUNK, autoClose: false });
+      try {
+        await inflate(raw, parser, window);
+      } finally {
+        raw.destroy(); // no read of it outlives the handle, whatever stopped the import
+      }
+    } else {
+      // The size is known: refuse at once rather than after reading up to the limit.
+      window.checkTotal(input.size);
+      // Plain files are read into one reused buffer: no garbage per chunk, so peak memory stays near the
+      // model's. Kept inline: moved into a function of its own, this loop raised the peak by a quarter (the
+      // columns' outgrown buffers were collected later).
+      for (;;) {
+        const target = window.space();
+        let bytesRead: number;
+        try {
+          ({ bytesRead } = await handle.read(target.buffer, target.offset, target.length, null));
+        } catch (error) {
+          throw new ImportError(name, undefined, `cannot read: ${code(error)}`);
+        }
+        if (bytesRead === 0) break;
+        window.filled(bytesRead);
+      }
+    }
+  } finally {
+    await input.close();
+  }
+  window.end();
+  return parser.finish();
+}
+
+interface Input {
+  /** Regular files are read by position; everything else as the stream it is. */
+  regular: boolean;
+  handle?: FileHandle;
+  size: number;
+  stream?: AsyncIterable<Buffer> & { destroy(): void };
+  close(): Promise<void>;
+}
+
+function code(error: unknown): string {
+  return String((error as NodeJS.ErrnoException).code ?? (error as Error).message ?? error);
+}
+
+/** Opens the input once: a FIFO opened twice would lose its writer, and a pipe cannot be read at a position. */
+async function openInput(file: string, name: string): Promise<Input> {
+  // /dev/stdin is fd 0 itself: opening it anew fails where stdin is a socket (ENXIO), as under many launchers.
+  if (file === STDIN || file === '/dev/stdin') {
+    if (isatty(0)) throw new ImportError(name, undefined, 'is a terminal: expected a trace piped in');
+    const stdin = process.stdin as Readable & AsyncIterable<Buffer>;
+    return { regular: false, size: 0, stream: stdin, close: async () => undefined };
+  }
+  let handle: FileHandle;
   try {
     handle = await open(file, 'r');
   } catch (error) {
-    throw new ImportError(file, undefined, `cannot open: ${(error as NodeJS.ErrnoException).code ?? error}`);
+    throw new ImportError(name, undefined, `cannot open: ${code(error)}`);
   }
+  try {
+    const stat = await handle.stat();
+    if (stat.isDirectory()) throw new ImportError(name, undefined, 'is a folder, not a trace file');
+    if (stat.isCharacterDevice() && isatty(handle.fd))
+      throw new ImportError(name, undefined, 'is a terminal: expected a trace piped in');
+    const close = () => handle.close();
+    if (stat.isFile()) return { regular: true, handle, size: stat.size, close };
+    const stream = handle.createReadStream({ highWaterMark: CHUNK, autoClose: false });
+    return { regular: false, handle, size: 0, stream, close };
+  } catch (error) {
+    await handle.close();
+    if (error instanceof ImportError) throw error;
+    throw new ImportError(name, undefined, `cannot read: ${code(error)}`);
+  }
+}
+
+function isGzip(head: Uint8Array): boolean {
+  return head.length >= 2 && head[0] === GZIP_MAGIC_0 && head[1] === GZIP_MAGIC_1;
+}
+
+/** Reads a regular file's first two bytes (by position: the reads after it start at 0 all the same). */
+async function startsWithGzip(handle: FileHandle, parser: TraceParser): Promise<boolean> {
   const head = Buffer.alloc(2);
   let headBytes: number;
   try {
     headBytes = (await handle.read(head, 0, 2, 0)).bytesRead;
-  } finally {
-    await handle.close();
+  } catch (error) {
+    throw new ImportError(parser.file, undefined, `cannot read: ${code(error)}`);
   }
-  if (headBytes === 0)
-    throw new ImportError(file, 0, 'empty file: expected a Kineto trace (JSON object or array)');
-  const gzipped = headBytes === 2 && head[0] === GZIP_MAGIC_0 && head[1] === GZIP_MAGIC_1;
+  if (headBytes === 0) throw parser.emptyInput();
+  return isGzip(head.subarray(0, headBytes));
+}
 
-  const parser = new TraceParser(file, options);
-  const window = new ParseWindow(parser);
-  if (!gzipped) {
-    // Plain files are read into one reused buffer: no garbage per chunk, so peak memory stays near the model's.
-    const input = await open(file, 'r');
+async function readStream(
+  stream: AsyncIterable<Buffer> & { destroy(): void },
+  parser: TraceParser,
+  window: ParseWindow,
+): Promise<void> {
+  const chunks = stream[Symbol.asyncIterator]();
+  const next = async (): Promise<Buffer | undefined> => {
     try {
-      for (;;) {
-        const target = window.space();
-        const { bytesRead } = await input.read(target.buffer, target.offset, target.length, null);
-        if (bytesRead === 0) break;
-        window.filled(bytesRead);
-      }
-    } finally {
-      await input.close();
-    }
-  } else {
-    const raw = createReadStream(file, { highWaterMark: CHUNK });
-    const gunzip = createGunzip({ chunkSize: CHUNK });
-    let compressedRead = 0;
-    raw.on('data', (chunk) => (compressedRead += chunk.length));
-    raw.pipe(gunzip);
-    raw.on('error', (error) => gunzip.destroy(error));
-    try {
-      for await (const chunk of gunzip) window.append(chunk as Buffer);
+      const result = await chunks.next();
+      return result.done ? undefined : result.value;
     } catch (error) {
-      if (error instanceof ImportError) throw error;
-      const code = (error as NodeJS.ErrnoException).code;
-      const what =
-        code === 'Z_BUF_ERROR' || /unexpected end/i.test(String((error as Error).message))
-          ? 'truncated gzip stream: expected more compressed data'
-          : `corrupt gzip data (${(error as Error).message})`;
-      throw new ImportError(file, compressedRead, what);
-    } finally {
-      raw.destroy();
+      throw new ImportError(parser.file, undefined, `cannot read: ${code(error)}`);
     }
+  };
+  try {
+    // A pipe may deliver the two magic bytes in separate reads.
+    let head: Buffer = Buffer.alloc(0);
+    while (head.length < 2) {
+      const chunk = await next();
+      if (!chunk) break;
+      head = head.length === 0 ? chunk : Buffer.concat([head, chunk]);
+    }
+    if (head.length === 0) throw parser.emptyInput();
+    if (isGzip(head)) {
+      await inflate(
+        (async function* () {
+          yield head;
+          for (let chunk = await next(); chunk; chunk = await next()) yield chunk;
+        })(),
+        parser,
+        window,
+      );
+      return;
+    }
+    window.append(head);
+    for (let chunk = await next(); chunk; chunk = await next()) window.append(chunk);
+  } finally {
+    stream.destroy();
   }
-  window.end();
-  return parser.finish();
+}
+
+/** Gunzips every member (concatenated gzip is one stream of text), each decompressed byte counted by the window. */
+async function inflate(
+  source: AsyncIterable<Buffer>,
+  parser: TraceParser,
+  window: ParseWindow,
+): Promise<void> {
+  let compressedRead = 0;
+  const counted = (async function* () {
+    for await (const chunk of source) {
+      compressedRead += chunk.length;
+      yield chunk;
+    }
+  })();
+  const gunzip = createGunzip({ chunkSize: CHUNK });
+  pipeline(counted, gunzip, () => undefined); // errors reach the loop below through gunzip
+  try {
+    for await (const chunk of gunzip) window.append(chunk as Buffer);
+  } catch (error) {
+    if (error instanceof ImportError) throw error;
+    const what =
+      (error as NodeJS.ErrnoException).code === 'Z_BUF_ERROR' ||
+      /unexpected end/i.test(String((error as Error).message))
+        ? 'truncated gzip stream: expected more compressed data'
+        : `corrupt gzip data (${clip(String((error as Error).message))})`;
+    throw new ImportError(parser.file, compressedRead, what);
+  } finally {
+    gunzip.destroy();
+  }
 }
 
 /**
@@ -121,7 +254,7 @@ export function importTraceBytes(
   bytes: Uint8Array,
   options: ImportOptions & { chunkSize?: number } = {},
 ): Profile {
-  const parser = new TraceParser(file, options);
+  const parser = new TraceParser(file, options, resolveLimits(file, options));
   const step = options.chunkSize ?? bytes.length;
   for (let at = 0; at < bytes.length; at += step)
     parser.feed(bytes.subarray(at, Math.min(bytes.length, at + step)));
@@ -130,13 +263,24 @@ export function importTraceBytes(
 
 /**
  * One reused input buffer: bytes are appended after the unparsed tail of the previous window, the parser consumes
- * whole events in place, and the tail moves to the front. The buffer only grows when one value outgrows it.
+ * whole events in place, and the tail moves to the front. The buffer only grows when one value outgrows it, and
+ * no further than the value limit.
  */
 class ParseWindow {
   private buffer = Buffer.allocUnsafe(CHUNK * 2);
   private used = 0;
+  /** Bytes of text so far (after decompression): the byte limit's count. */
+  private total = 0;
+  private readonly maxTotal: number;
+  private readonly maxHeld: number;
 
-  constructor(private readonly parser: TraceParser) {}
+  constructor(
+    private readonly parser: TraceParser,
+    limits: ImportLimits,
+  ) {
+    this.maxTotal = limits.traceBytes.value;
+    this.maxHeld = limits.valueBytes.value;
+  }
 
   space(): { buffer: Buffer; offset: number; length: number } {
     if (this.used === this.buffer.length) this.grow(this.buffer.length * 2);
@@ -145,7 +289,13 @@ class ParseWindow {
 
   filled(bytes: number): void {
     this.used += bytes;
+    this.total += bytes;
+    if (this.total > this.maxTotal) this.checkTotal(this.total);
     if (this.used >= CHUNK) this.parse();
+  }
+
+  checkTotal(total: number): void {
+    if (total > this.maxTotal) throw this.parser.tooMuchText();
   }
 
   append(chunk: Uint8Array): void {
@@ -166,6 +316,9 @@ class ParseWindow {
       this.buffer.copy(this.buffer, 0, consumed, this.used);
       this.used -= consumed;
     }
+    // What is left is one value the parser could not finish: it must fit the value limit.
+    if (this.used > this.maxHeld) throw this.parser.valueTooLong();
+    this.parser.checkMemory();
   }
 
   private grow(capacity: number): void {
@@ -206,6 +359,23 @@ class TraceParser {
   private bareValues = 0;
   private reportedBare = 0;
   private readonly maxSlices: number;
+  private readonly maxEvents: number;
+  private readonly maxValue: number;
+  private readonly rssAtStart = process.memoryUsage.rss();
+  /** Text read through feed() (in-memory imports), for the byte limit. */
+  private fed = 0;
+  /** Events dropped because their "ts" was present but not a number, and the first such value. */
+  private badTs = 0;
+  private badTsExample = '';
+  /** Events (other than metadata) without a "ts" at all: dropped too. */
+  private missingTs = 0;
+  /** Events whose "dur" was present but not a number (read as 0), and the first such value. */
+  private badDur = 0;
+  private badDurExample = '';
+  /** The resumable scan of SkipValue: nesting depth, and whether it is inside a string / after a backslash. */
+  private skipDepth = 0;
+  private skipInString = false;
+  private skipEscape = false;
 
   // The fields of the event being parsed.
   private ph = 0;
@@ -216,6 +386,11 @@ class TraceParser {
   private tsUs = Number.NaN;
   private tsFracNs = 0;
   private durNs = Number.NaN;
+  /** The raw "ts" / "dur" values when present but not numbers ([start, end) in buf), else -1. */
+  private tsBadStart = -1;
+  private tsBadEnd = -1;
+  private durBadStart = -1;
+  private durBadEnd = -1;
   private idTok = -1;
   private argsStart = -1;
   private argsEnd = -1;
@@ -226,13 +401,78 @@ class TraceParser {
   constructor(
     readonly file: string,
     options: ImportOptions,
+    private readonly limits: ImportLimits,
   ) {
     this.profile = new Profile(file);
     this.interner = new ByteInterner(this.profile.strings);
     this.maxSlices = options.maxSlices ?? Number.POSITIVE_INFINITY;
+    this.maxEvents = limits.events.value;
+    this.maxValue = limits.valueBytes.value;
+  }
+
+  emptyInput(): ImportError {
+    return new ImportError(this.file, 0, 'empty file: expected a Kineto trace (JSON object or array)');
+  }
+
+  tooMuchText(): ImportError {
+    return new ImportError(
+      this.file,
+      undefined,
+      `too large: more than ${formatBytes(this.limits.traceBytes.value)} of trace text ` +
+        `${describeLimit(this.limits.traceBytes, this.limits, true)}; ${SAMPLE_HINT}`,
+    );
+  }
+
+  /** A value past the value limit, starting at `start` (absolute), held whole or just read whole. */
+  valueTooLong(start = this.base): ImportError {
+    return new ImportError(
+      this.file,
+      undefined,
+      `${this.heldValue()} longer than ${formatBytes(this.limits.valueBytes.value)}, from byte ${start} ` +
+        `${describeLimit(this.limits.valueBytes, this.limits, true)}`,
+    );
+  }
+
+  /** What the parser is holding whole when it runs out of room, for valueTooLong. */
+  private heldValue(): string {
+    switch (this.state) {
+      case State.Events:
+      case State.EventsAfterElement:
+        return 'one event';
+      case State.ObjectKey:
+        return 'one top-level key';
+      case State.ObjectValue:
+        return `the top-level field ${quote(this.currentKey)}`;
+      default:
+        return 'one JSON value';
+    }
+  }
+
+  /** Stops before the process runs out of memory (the byte and event limits bound most inputs; this bounds all). */
+  checkMemory(): void {
+    const usage = process.memoryUsage();
+    const grown = usage.rss - this.rssAtStart;
+    if (grown > this.limits.memoryBytes.value) {
+      throw new ImportError(
+        this.file,
+        this.base,
+        `too large for the memory available: the import took ${formatBytes(grown)} ` +
+          `${describeLimit(this.limits.memoryBytes, this.limits, true, true)}; ${SAMPLE_HINT}`,
+      );
+    }
+    if (usage.heapUsed > this.limits.heapLimitBytes * HEAP_SHARE) {
+      throw new ImportError(
+        this.file,
+        this.base,
+        `too large: its names, threads and metadata fill the JavaScript heap (${formatBytes(usage.heapUsed)} ` +
+          `of the ${formatBytes(this.limits.heapLimitBytes)} it has; NODE_OPTIONS=--max-old-space-size=MB raises it)`,
+      );
+    }
   }
 
   feed(chunk: Uint8Array): void {
+    this.fed += chunk.length;
+    if (this.fed > this.limits.traceBytes.value) throw this.tooMuchText();
     if (this.pos < this.end) {
       const rest = this.end - this.pos;
       const merged = new Uint8Array(rest + chunk.length);
@@ -246,8 +486,9 @@ class TraceParser {
     }
     this.pos = 0;
     this.end = this.buf.length;
-    if (this.state === State.ObjectValue && this.retryAt > this.end) return;
+    if (this.retryAt > this.end) return;
     this.run(false);
+    if (this.end - this.pos > this.limits.valueBytes.value) throw this.valueTooLong();
   }
 
   /** Parses buf[0, end) in place; returns the bytes consumed (the caller keeps the rest for the next window). */
@@ -255,7 +496,7 @@ class TraceParser {
     this.buf = buf;
     this.pos = 0;
     this.end = end;
-    if (!(this.state === State.ObjectValue && this.retryAt > end)) this.run(false);
+    if (this.retryAt <= end) this.run(false);
     const consumed = this.pos;
     this.base += consumed;
     this.buf = EMPTY;
@@ -272,9 +513,7 @@ class TraceParser {
   }
 
   finish(): Profile {
-    if (this.base + this.end === 0) {
-      throw new ImportError(this.file, 0, 'empty file: expected a Kineto trace (JSON object or array)');
-    }
+    if (this.base + this.end === 0) throw this.emptyInput();
     this.run(true);
     if (this.state !== State.End) {
       throw new ImportError(
@@ -289,6 +528,25 @@ class TraceParser {
         0,
         'not a trace: expected a "traceEvents" array or a top-level event array',
       );
+    }
+    if (this.badTs > 0) {
+      this.profile.warnings.push({
+        message:
+          `${this.badTs.toLocaleString('en-US')} event(s) dropped: their "ts" is not a decimal number ` +
+          `(the first: ${this.badTsExample}); ts is microseconds, as 1234.5 or "1234.5"`,
+      });
+    }
+    if (this.missingTs > 0) {
+      this.profile.warnings.push({
+        message: `${this.missingTs.toLocaleString('en-US')} event(s) dropped: they have no "ts", so they cannot be placed`,
+      });
+    }
+    if (this.badDur > 0) {
+      this.profile.warnings.push({
+        message:
+          `${this.badDur.toLocaleString('en-US')} event(s) read with a duration of 0: their "dur" is not a ` +
+          `decimal number (the first: ${this.badDurExample})`,
+      });
     }
     if (this.bareValues > this.reportedBare) {
       this.profile.warnings.push({
@@ -309,7 +567,8 @@ class TraceParser {
       case State.ObjectColon:
         return "':'";
       case State.ObjectValue:
-        return `the value of "${this.currentKey}"`;
+      case State.SkipValue:
+        return `the value of ${quote(this.currentKey)}`;
       case State.ObjectAfterValue:
         return "',' or '}'";
       case State.Events:
@@ -327,9 +586,22 @@ class TraceParser {
   private run(final: boolean): void {
     const buf = this.buf;
     const end = this.end;
+    const maxValue = this.maxValue;
     let p = this.pos;
+    this.retryAt = 0;
     try {
       for (;;) {
+        if (this.state === State.SkipValue) {
+          // Before skipWhitespace: inside the skipped value, whitespace may be string content.
+          const e = this.skipOn(buf, p, end);
+          if (e === INCOMPLETE) {
+            p = end;
+            break;
+          }
+          this.state = State.ObjectAfterValue;
+          p = e;
+          continue;
+        }
         p = skipWhitespace(buf, p, end);
         if (p >= end) break;
         const c = buf[p];
@@ -362,13 +634,14 @@ class TraceParser {
             if (c !== Ch.Quote) this.fail(p, 'a quoted key');
             const q = scanString(buf, p, end);
             if (q === INCOMPLETE) break;
+            if (q - p > maxValue) throw this.valueTooLong(this.base + p);
             this.currentKey = decodeJsonString(buf, p + 1, q);
             this.state = State.ObjectColon;
             p = q + 1;
             continue;
           }
           case State.ObjectColon: {
-            if (c !== Ch.Colon) this.fail(p, `':' after ${JSON.stringify(this.currentKey)}`); // escaped: the message stays one line
+            if (c !== Ch.Colon) this.fail(p, `':' after ${quote(this.currentKey)}`);
             this.state = State.ObjectValue;
             p++;
             continue;
@@ -383,6 +656,17 @@ class TraceParser {
             }
             const e = skipValue(buf, p, end, () => this.bareValues++);
             if (e === INCOMPLETE) {
+              const keepAtMost = Math.min(MAX_METADATA_VALUE, this.limits.valueBytes.value / 2);
+              if (end - p > keepAtMost && (c === Ch.Quote || c === Ch.LBrace || c === Ch.LBracket)) {
+                // Too large to keep anyway: stream past it instead of holding it (a Chrome trace's
+                // systemTraceEvents text can run to hundreds of megabytes).
+                this.retryAt = 0;
+                this.skipDepth = 0;
+                this.skipInString = false;
+                this.skipEscape = false;
+                this.state = State.SkipValue;
+                continue;
+              }
               // Retry only after the buffer doubled: a huge top-level value then costs O(n log n), not O(n^2).
               this.retryAt = Math.max(CHUNK, (end - p) * 2);
               break;
@@ -403,7 +687,11 @@ class TraceParser {
           case State.Events: {
             if (c === Ch.LBrace) {
               const e = this.parseEvent(buf, p, end);
-              if (e === INCOMPLETE) break;
+              if (e === INCOMPLETE) {
+                // One large event: parse again only once the window has doubled (O(n), not O(n^2) rescans).
+                if (end - p > CHUNK) this.retryAt = (end - p) * 2;
+                break;
+              }
               this.state = State.EventsAfterElement;
               p = e;
               continue;
@@ -449,6 +737,32 @@ class TraceParser {
     }
   }
 
+  /** Scans on through a skipped value; returns the index after it, or INCOMPLETE with all of buf consumed. */
+  private skipOn(buf: Uint8Array, p: number, end: number): number {
+    let depth = this.skipDepth;
+    let inString = this.skipInString;
+    let escape = this.skipEscape;
+    for (; p < end; p++) {
+      const c = buf[p];
+      if (inString) {
+        if (escape) escape = false;
+        else if (c === Ch.Backslash) escape = true;
+        else if (c === Ch.Quote) {
+          inString = false;
+          if (depth === 0) return p + 1;
+        }
+      } else if (c === Ch.Quote) inString = true;
+      else if (c === Ch.LBrace || c === Ch.LBracket) depth++;
+      else if (c === Ch.RBrace || c === Ch.RBracket) {
+        if (--depth === 0) return p + 1;
+      }
+    }
+    this.skipDepth = depth;
+    this.skipInString = inString;
+    this.skipEscape = escape;
+    return INCOMPLETE;
+  }
+
   private keepTopLevel(key: string, buf: Uint8Array, start: number, end: number): void {
     if (end - start > MAX_METADATA_VALUE) return;
     const text = decodeText(buf, start, end);
@@ -477,6 +791,8 @@ class TraceParser {
     this.tsUs = Number.NaN;
     this.tsFracNs = 0;
     this.durNs = Number.NaN;
+    this.tsBadStart = -1;
+    this.durBadStart = -1;
     this.idTok = -1;
     this.argsStart = -1;
     this.argsEnd = -1;
@@ -529,6 +845,10 @@ class TraceParser {
         if (parseTime(buf, s, e, this.time)) {
           this.tsUs = this.time.us;
           this.tsFracNs = this.time.fracNs;
+        } else {
+          this.tsUs = Number.NaN; // a later bad "ts" wins over an earlier good one, as a JSON parser's would
+          this.tsBadStart = p;
+          this.tsBadEnd = Math.min(next, p + 2 * MAX_QUOTED);
         }
       } else if (klen === 2 && k0 === 0x69 && k1 === 0x64) {
         // "id"
@@ -561,7 +881,13 @@ class TraceParser {
         if (next === INCOMPLETE) return INCOMPLETE;
         const s = c === Ch.Quote ? p + 1 : p;
         const e = c === Ch.Quote ? next - 1 : next;
-        if (parseTime(buf, s, e, this.time)) this.durNs = this.time.us * 1000 + this.time.fracNs;
+        if (parseTime(buf, s, e, this.time)) {
+          this.durNs = this.time.us * 1000 + this.time.fracNs;
+        } else {
+          this.durNs = Number.NaN;
+          this.durBadStart = p;
+          this.durBadEnd = Math.min(next, p + 2 * MAX_QUOTED);
+        }
       } else if (klen === 4 && k0 === 0x6e && k1 === 0x61 && buf[k + 2] === 0x6d && buf[k + 3] === 0x65) {
         // "name"
         if (c !== Ch.Quote) {
@@ -591,6 +917,8 @@ class TraceParser {
       }
       p = next;
     }
+    // Checked here too: an event read whole within one window never waits in it.
+    if (p - start > this.maxValue) throw this.valueTooLong(this.base + start);
     this.emitEvent(buf);
     return p;
   }
@@ -718,7 +1046,14 @@ class TraceParser {
 
   private emitEvent(buf: Uint8Array): void {
     const profile = this.profile;
-    profile.eventCount++;
+    if (++profile.eventCount > this.maxEvents) {
+      throw new ImportError(
+        this.file,
+        undefined,
+        `too large: more than ${this.maxEvents.toLocaleString('en-US')} events ` +
+          `${describeLimit(this.limits.events, this.limits, false)}; ${SAMPLE_HINT}`,
+      );
+    }
     if (this.pendingBare.length) this.reportBare();
     const ph = this.ph;
     if (ph === 0x4d /* M */) {
@@ -732,7 +1067,12 @@ class TraceParser {
       });
       return;
     }
-    if (Number.isNaN(this.tsUs)) return; // an event without a time cannot be placed
+    if (Number.isNaN(this.tsUs)) {
+      // An event without a time cannot be placed; one whose time is not a number is counted and reported.
+      if (this.tsBadStart < 0) this.missingTs++;
+      else if (this.badTs++ === 0) this.badTsExample = clip(decodeText(buf, this.tsBadStart, this.tsBadEnd));
+      return;
+    }
     const pidTok = this.pidTok < 0 ? 0 : this.pidTok;
     const tidTok = this.tidTok < 0 ? 0 : this.tidTok;
     if (ph === 0x58 /* X */ || ph === 0x69 /* i */ || ph === 0x49 /* I */ || ph === 0x6e /* n */) {
@@ -746,6 +1086,8 @@ class TraceParser {
       const track = this.trackFor(pidTok, tidTok);
       const args = this.argsStart >= 0 && this.argsEnd - this.argsStart > 2 ? this.storeArgs(buf) : -1;
       const instant = ph !== 0x58;
+      if (!instant && this.durBadStart >= 0 && Number.isNaN(this.durNs) && this.badDur++ === 0)
+        this.badDurExample = clip(decodeText(buf, this.durBadStart, this.durBadEnd));
       const dur = instant || Number.isNaN(this.durNs) ? 0 : Math.max(0, this.durNs);
       profile.slices.push(
         instant ? SliceKind.Instant : this.kindOf(this.catId),
@@ -815,7 +1157,7 @@ class TraceParser {
       if (this.reportedBare < 50) {
         this.reportedBare++;
         this.profile.warnings.push({
-          message: `bare non-JSON value ${value} for "${key}" in event "${name}" read as a string (unquoted metadata, seed 000 §3.4)`,
+          message: `bare non-JSON value ${clip(value)} for ${quote(key)} in event ${quote(name)} read as a string (unquoted metadata, seed 000 §3.4)`,
         });
       }
     }

@@ -1,11 +1,13 @@
 /**
  * The standalone report: one HTML file with the webview bundle, its CSS and the packed profile (gzip + base64)
  * inline. It opens offline in any current browser; the page decompresses the data with DecompressionStream.
+ * Names from the trace reach the page only inside the base64 payload; the page shows them as DOM text.
  */
 import { createHash } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';
 import * as path from 'node:path';
 import { gzipSync } from 'node:zlib';
+import { htmlText, visibleText } from '../model/text';
 
 export interface WebviewBundle {
   script: string;
@@ -32,10 +34,6 @@ export function loadWebviewBundle(): WebviewBundle {
   throw new Error(
     `the timeline bundle webview.js is missing (looked in ${candidates.join(', ')}); run npm run build`,
   );
-}
-
-function escapeHtml(text: string): string {
-  return text.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
 }
 
 function sha256(text: string): string {
@@ -67,7 +65,7 @@ export function buildReportHtml(
     `<meta http-equiv="Content-Security-Policy" content="${csp}">`,
     '<meta name="viewport" content="width=device-width, initial-scale=1">',
     `<meta name="generator" content="FlagOS Profiler">`,
-    `<title>${escapeHtml(title)} — FlagOS Profiler</title>`,
+    `<title>${htmlText(visibleText(title))} — FlagOS Profiler</title>`,
     `<style>${style}</style>`,
     '</head>',
     '<body>',

@@ -16,18 +16,12 @@ import { toView } from '../bringup/view';
 import { buildMarkdownReport } from '../bringup/report';
 import { isSessionFolder } from '../bringup/session';
 import { registerParityWorkload, isParitySession } from './bringupParity';
+import { webviewNonce } from './nonce';
 import { onProfileLoaded } from './capture';
 import type { Profile } from '../model/profile';
 import type { Analysis } from '../analysis/types';
 
 export const BRINGUP_VIEW_ID = 'flagos.bringup';
-
-function nonce(): string {
-  const chars = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789';
-  let out = '';
-  for (let i = 0; i < 32; i++) out += chars[Math.floor(Math.random() * chars.length)];
-  return out;
-}
 
 type Preloaded = { profile: Profile; analysis: Analysis };
 
@@ -93,7 +87,7 @@ class BringupController implements vscode.WebviewViewProvider, vscode.Disposable
   private html(webview: vscode.Webview, dist: vscode.Uri): string {
     const script = webview.asWebviewUri(vscode.Uri.joinPath(dist, 'bringup.js'));
     const style = webview.asWebviewUri(vscode.Uri.joinPath(dist, 'bringup.css'));
-    const n = nonce();
+    const n = webviewNonce();
     const csp = [
       `default-src 'none'`,
       `style-src ${webview.cspSource}`,

@@ -271,7 +271,9 @@ async function runCapture(
       });
       currentRun = run;
       const subscription = token.onCancellationRequested(() => {
-        channel.appendLine('■ cancelling: SIGINT, then SIGTERM after 10 s, then SIGKILL');
+        channel.appendLine(
+          '■ cancelling: the script is interrupted (SIGINT) and the profile captured so far is written',
+        );
         run.cancel();
       });
       try {
@@ -286,6 +288,7 @@ async function runCapture(
   channel.appendLine(
     `■ exit code ${result.exitCode}${result.cancelled ? ' (cancelled)' : ''} after ${(result.wallMs / 1000).toFixed(1)} s`,
   );
+  if (result.seal?.note) channel.appendLine(`■ ${result.seal.note}`);
 
   const record = await readSessionRecord(sessionDir);
   if (!existsSync(path.join(sessionDir, SESSION_FILES.trace))) {
@@ -300,9 +303,14 @@ async function runCapture(
     return;
   }
   if (result.exitCode !== 0) {
+    const how = result.cancelled
+      ? 'was cancelled'
+      : result.seal?.sealed
+        ? `ended abruptly (exit code ${result.exitCode})`
+        : `exited with code ${result.exitCode}`;
     void vscode.window
       .showWarningMessage(
-        `FlagOS: ${path.basename(script)} exited with code ${result.exitCode}; showing the profile captured until then.`,
+        `FlagOS: ${path.basename(script)} ${how}; showing the profile captured until then.`,
         'Show Output',
       )
       .then((choice) => choice && channel.show());

@@ -8,6 +8,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import * as vscode from 'vscode';
 import type { Profile } from '../model/profile';
+import { labelText, markdownText } from '../model/text';
 import type { Analysis } from '../analysis/types';
 import {
   applyTextChanges,
@@ -147,6 +148,15 @@ function profileStartMs(profile: Profile): number | undefined {
   return ms > Date.UTC(2001, 0, 1) ? ms : undefined;
 }
 
+/** The file's path with symbolic links resolved, or undefined when it does not exist here. */
+function realPath(file: string): string | undefined {
+  try {
+    return fs.realpathSync.native(file);
+  } catch {
+    return undefined;
+  }
+}
+
 /** Profiles kept for switching from the status bar. */
 const MAX_PROFILES = 5;
 
@@ -260,7 +270,10 @@ export class EditorAnnotations implements vscode.Disposable {
   private async createTracker(document: vscode.TextDocument): Promise<DocumentTracker | null> {
     const loaded = this.activeProfile;
     if (!loaded || document.uri.scheme !== 'file') return null;
-    const file = lookupFile(loaded.index, document.uri.fsPath);
+    const file = lookupFile(loaded.index, document.uri.fsPath, {
+      workspaceFolder: vscode.workspace.getWorkspaceFolder(document.uri)?.uri.fsPath,
+      realPath,
+    });
     if (!file) return null;
     let diskText: string | undefined;
     let diskNewer = false;
@@ -313,22 +326,22 @@ export class EditorAnnotations implements vscode.Disposable {
     const editor = vscode.window.activeTextEditor;
     const tracker = editor ? this.trackers.get(editor.document.uri.toString()) : undefined;
     const stale = tracker?.staleMessage;
-    this.statusItem.text = `${stale ? '$(warning)' : '$(flame)'} FlagOS: ${active.label}`;
+    this.statusItem.text = `${stale ? '$(warning)' : '$(flame)'} FlagOS: ${labelText(active.label, 60)}`;
     const level = active.index.exact ? 'exact call sites' : 'function level (the trace has no call sites)';
-    this.statusItem.tooltip = new vscode.MarkdownString(
-      `Annotations from **${escape(active.label)}** — ${level}.\n\n${escape(active.key)}${stale ? `\n\n$(warning) ${escape(stale)}` : ''}\n\nClick to switch profiles or clear the annotations.`,
+    // The label and path come from the trace's file name: text only, no HTML, no commands.
+    const tooltip = new vscode.MarkdownString(
+      `Annotations from **${markdownText(active.label)}** — ${level}.\n\n${markdownText(active.key, Infinity)}${stale ? `\n\n$(warning) ${markdownText(stale, Infinity)}` : ''}\n\nClick to switch profiles or clear the annotations.`,
       true,
     );
+    tooltip.isTrusted = false;
+    tooltip.supportHtml = false;
+    this.statusItem.tooltip = tooltip;
     this.statusItem.show();
   }
 
   dispose(): void {
     for (const d of this.disposables) d.dispose();
   }
-}
-
-function escape(text: string): string {
-  return text.replace(/[\\`*_{}[\]()#+\-.!|<>]/g, '\\$&');
 }
 
 let annotations: EditorAnnotations | undefined;
@@ -382,9 +395,9 @@ export function registerEditorAnnotations(context: vscode.ExtensionContext): voi
     vscode.commands.registerCommand('flagos.chooseAnnotationProfile', async () => {
       type Item = vscode.QuickPickItem & { loaded?: LoadedProfile; clear?: boolean };
       const items: Item[] = state.loaded.map((loaded) => ({
-        label: `${loaded === state.active ? '$(check) ' : ''}${loaded.label}`,
+        label: `${loaded === state.active ? '$(check) ' : ''}${labelText(loaded.label)}`,
         description: loaded.index.exact ? 'exact call sites' : 'function level',
-        detail: loaded.key,
+        detail: labelText(loaded.key, Infinity),
         loaded,
       }));
       if (items.length === 0) {
@@ -422,7 +435,7 @@ export function registerEditorAnnotations(context: vscode.ExtensionContext): voi
       const { profile } = loaded;
       type Item = vscode.QuickPickItem & { name: string };
       const items: Item[] = entry.kernels.map((k) => ({
-        label: k.name,
+        label: labelText(k.name),
         description: `${k.count}× · ${(k.totalNs / 1e6).toFixed(3)} ms`,
         name: k.name,
       }));

@@ -11,6 +11,7 @@ import {
   hoverMarkdown,
   inlineText,
 } from '../analysis/lineIndex';
+import { commandUri, markdownText, visibleText } from '../model/text';
 import type { DocumentAnnotations, EditorAnnotations } from './editorAnnotations';
 
 const HOVER_COMMANDS = ['flagos.showLineInTimeline', 'flagos.showLineKernels'];
@@ -19,8 +20,15 @@ function setting(name: 'hover' | 'gutterHeat' | 'inlineText' | 'codeLens'): bool
   return vscode.workspace.getConfiguration('flagos').get<boolean>(name, true);
 }
 
-function commandUri(command: string, args: unknown): string {
-  return `command:${command}?${encodeURIComponent(JSON.stringify([args]))}`;
+/**
+ * Hover Markdown as data: no HTML, no theme icons, and trusted only for the extension's own commands (the links
+ * hoverMarkdown builds); names from the trace never form links (see hoverMarkdown).
+ */
+function hoverMarkdownString(value: string): vscode.MarkdownString {
+  const markdown = new vscode.MarkdownString(value, false);
+  markdown.supportHtml = false;
+  markdown.isTrusted = { enabledCommands: HOVER_COMMANDS };
+  return markdown;
 }
 
 class HeatDecorations implements vscode.Disposable {
@@ -98,7 +106,9 @@ class HeatDecorations implements vscode.Disposable {
           renderOptions: {
             after: { contentText: '⚠ FlagOS: the profile is older than this file; annotations are dimmed' },
           },
-          hoverMessage: annotations.staleMessage,
+          hoverMessage: annotations.staleMessage
+            ? new vscode.MarkdownString(markdownText(annotations.staleMessage, Infinity))
+            : undefined,
         });
       }
       this.levels.forEach((type, level) => editor.setDecorations(type, heat[level]));
@@ -168,16 +178,14 @@ export function registerEditorProviders(context: vscode.ExtensionContext, state:
           const entry = annotations?.entryAt(position.line);
           if (!annotations || !entry) return undefined;
           const args = { file: entry.file, line: entry.line };
-          const markdown = new vscode.MarkdownString(
+          const markdown = hoverMarkdownString(
             hoverMarkdown(annotations.loaded.index, entry, {
               profileLabel: annotations.loaded.label,
               showInTimeline: commandUri('flagos.showLineInTimeline', args),
               showKernels: commandUri('flagos.showLineKernels', args),
               staleMessage: annotations.staleMessage,
             }),
-            true,
           );
-          markdown.isTrusted = { enabledCommands: HOVER_COMMANDS };
           return new vscode.Hover(markdown, document.lineAt(position.line).range);
         },
       },
@@ -214,7 +222,7 @@ export function registerEditorProviders(context: vscode.ExtensionContext, state:
             lenses.push(
               new vscode.CodeLens(new vscode.Range(line, 0, line, 0), {
                 title: `${stale ? '$(warning) stale · ' : ''}${prefix}${codeLensTitle(fn, annotations.loaded.index.hasDevice)}`,
-                tooltip: `${fn.function}: device and CPU time including the functions it calls (FlagOS Profiler). Click to show it in the timeline.`,
+                tooltip: `${visibleText(fn.function)}: device and CPU time including the functions it calls (FlagOS Profiler). Click to show it in the timeline.`,
                 command: 'flagos.showFunctionInTimeline',
                 arguments: [{ file: fn.file, function: fn.function }],
               }),

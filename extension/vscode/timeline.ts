@@ -7,13 +7,16 @@
 import { existsSync, statSync } from 'node:fs';
 import * as path from 'node:path';
 import * as vscode from 'vscode';
+import { webviewNonce } from './nonce';
 import { analyze } from '../analysis/analyze';
 import type { Analysis } from '../analysis/types';
 import { loadProfileArgument } from '../cli/summary';
 import type { Profile } from '../model/profile';
 import { isWebviewToHost, type HostToWebview, type TimelineViewState, type WebviewToHost } from '../protocol';
 import { memoryBudgetProblem } from '../timeline/budget';
+import { TimelineChannel } from '../timeline/channel';
 import { encodeTimelineBuffer } from '../timeline/encode';
+import { TimelineRecords, type TimelineRecord } from '../timeline/restore';
 
 export const TIMELINE_VIEW_TYPE = 'flagos.timeline';
 export const TRACE_EDITOR_VIEW_TYPE = 'flagos.traceViewer';
@@ -28,18 +31,11 @@ export interface ShowTimelineOptions {
   viewColumn?: vscode.ViewColumn;
 }
 
-function nonce(): string {
-  const chars = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789';
-  let text = '';
-  for (let i = 0; i < 32; i++) text += chars.charAt(Math.floor(Math.random() * chars.length));
-  return text;
-}
-
 function webviewHtml(webview: vscode.Webview, extensionUri: vscode.Uri, title: string): string {
   const dist = vscode.Uri.joinPath(extensionUri, 'dist');
   const script = webview.asWebviewUri(vscode.Uri.joinPath(dist, 'webview.js'));
   const style = webview.asWebviewUri(vscode.Uri.joinPath(dist, 'webview.css'));
-  const scriptNonce = nonce();
+  const scriptNonce = webviewNonce();
   const csp = [
     "default-src 'none'",
     `img-src ${webview.cspSource} data:`,
@@ -78,12 +74,24 @@ function oneLine(error: unknown): string {
   return text.split('\n')[0];
 }
 
+/** Profiles being loaded, by source: a panel restored while the same trace loads for another waits for that load. */
+const loading = new Map<string, Promise<{ profile: Profile; analysis: Analysis }>>();
+
+function loadShared(source: string): Promise<{ profile: Profile; analysis: Analysis }> {
+  const key = keyOf(source);
+  const running = loading.get(key);
+  if (running) return running;
+  const started = loadProfile(source).finally(() => {
+    if (loading.get(key) === started) loading.delete(key);
+  });
+  loading.set(key, started);
+  return started;
+}
+
 /** One webview showing one profile; owns its message handling and dies with the panel. */
 class TimelinePanel {
-  private payload: ArrayBuffer | undefined;
-  private select: number | undefined;
-  private ready = false;
-  private pendingError: { title: string; message: string } | undefined;
+  /** What the webview shows and when it can be told (kept for the webview that each show of the tab builds). */
+  private readonly channel: TimelineChannel;
   private readonly disposables: vscode.Disposable[] = [];
 
   constructor(
@@ -91,7 +99,10 @@ class TimelinePanel {
     extensionUri: vscode.Uri,
     public source: string,
     private readonly onDispose: (panel: TimelinePanel) => void,
+    /** A panel VS Code restores through the serializer after a reload (a custom editor restores from its file). */
+    private readonly restorable = false,
   ) {
+    this.channel = new TimelineChannel((message) => this.panel.webview.postMessage(message));
     panel.webview.options = {
       enableScripts: true,
       localResourceRoots: [vscode.Uri.joinPath(extensionUri, 'dist')],
@@ -101,52 +112,61 @@ class TimelinePanel {
       panel.webview.onDidReceiveMessage((message: unknown) => {
         if (isWebviewToHost(message)) void this.onMessage(message);
       }),
+      // Without retainContextWhenHidden a hidden tab's webview is destroyed; the next one says 'ready'.
+      panel.onDidChangeViewState(({ webviewPanel }) => {
+        if (!webviewPanel.visible) this.channel.webviewGone();
+      }),
       panel.onDidDispose(() => this.dispose()),
     );
   }
 
   private post(message: HostToWebview): void {
-    void this.panel.webview.postMessage(message);
+    if (!this.channel.isDisposed) void this.panel.webview.postMessage(message);
   }
 
   show(profile: Profile, analysis: Analysis, select?: number): void {
-    this.payload = encodeTimelineBuffer(profile, analysis, {
-      source: this.source,
-      title: path.basename(this.source),
-    });
-    this.select = select;
-    this.pendingError = undefined;
-    if (this.ready) {
-      this.post({ type: 'init', payload: this.payload, select });
-      this.select = undefined;
-    }
+    if (this.channel.isDisposed) return;
+    this.channel.showProfile(this.encode(profile, analysis), select);
+    this.remember(select);
   }
 
   showError(title: string, message: string): void {
-    this.pendingError = { title, message };
-    if (this.ready) this.post({ type: 'error', title, message });
-  }
-
-  progress(title: string, message: string): void {
-    if (this.ready) this.post({ type: 'progress', title, message });
+    this.channel.showError(title, message);
   }
 
   selectSlice(slice: number): void {
-    this.select = slice;
-    if (this.ready) this.post({ type: 'select', slice });
+    if (this.channel.isDisposed) return;
+    this.channel.selectSlice(slice);
+    this.remember(slice);
   }
 
-  /** Loads `source` into this panel, with progress and, on failure, the importer's one-line error. */
+  private remember(select?: number): void {
+    if (this.restorable) records?.remember(this.source, this.panel.title, select);
+  }
+
+  private encode(profile: Profile, analysis: Analysis): ArrayBuffer {
+    return encodeTimelineBuffer(profile, analysis, {
+      source: this.source,
+      title: path.basename(this.source),
+    });
+  }
+
+  /**
+   * Loads `source` into this panel, with progress and, on failure, the importer's one-line error. Resolves false
+   * when the load failed, or when the panel was closed or given other content meanwhile (then it shows nothing).
+   */
   async load(source: string, select?: number): Promise<boolean> {
+    if (this.channel.isDisposed) return false;
     this.source = source;
     this.panel.title = path.basename(source);
-    this.progress('Opening profile…', source);
+    this.remember(select);
+    const ticket = this.channel.beginLoad('Opening profile…', source);
     try {
-      const { profile, analysis } = await loadProfile(source);
-      this.show(profile, analysis, select);
-      return true;
+      const { profile, analysis } = await loadShared(source);
+      if (!this.channel.isCurrent(ticket)) return false;
+      return this.channel.finishLoad(ticket, this.encode(profile, analysis), select);
     } catch (error) {
-      this.showError(`Cannot show ${path.basename(source)}`, oneLine(error));
+      this.channel.failLoad(ticket, `Cannot show ${path.basename(source)}`, oneLine(error));
       return false;
     }
   }
@@ -154,14 +174,7 @@ class TimelinePanel {
   private async onMessage(message: WebviewToHost): Promise<void> {
     switch (message.type) {
       case 'ready':
-        // A webview (re)loaded: everything it should show is sent again.
-        this.ready = true;
-        if (this.pendingError) this.post({ type: 'error', ...this.pendingError });
-        else if (this.payload) {
-          this.post({ type: 'init', payload: this.payload, select: this.select });
-          // Once shown, the selection lives in the webview's own state; a later reload restores that instead.
-          this.select = undefined;
-        }
+        this.channel.webviewReady();
         break;
       case 'openSource': {
         try {
@@ -183,7 +196,8 @@ class TimelinePanel {
   dispose(): void {
     this.onDispose(this);
     for (const d of this.disposables.splice(0)) d.dispose();
-    this.payload = undefined;
+    this.channel.dispose();
+    if (this.restorable) records?.forget(this.source);
   }
 }
 
@@ -214,6 +228,9 @@ async function openSourceAt(file: string, line: number, traceSource: string): Pr
 }
 
 const panels = new Map<string, TimelinePanel>();
+/** What each timeline showed, for a panel whose webview had not saved its source before a reload. */
+let records: TimelineRecords | undefined;
+const RECORDS_KEY = 'flagos.timeline.records';
 
 function keyOf(source: string): string {
   return path.resolve(source);
@@ -238,7 +255,7 @@ function createPanel(
     viewColumn ?? vscode.ViewColumn.Active,
     { enableScripts: true, localResourceRoots: [vscode.Uri.joinPath(context.extensionUri, 'dist')] },
   );
-  const panel = new TimelinePanel(webviewPanel, context.extensionUri, source, untrack);
+  const panel = new TimelinePanel(webviewPanel, context.extensionUri, source, untrack, true);
   track(panel);
   return panel;
 }
@@ -273,9 +290,15 @@ class TimelineSerializer implements vscode.WebviewPanelSerializer<TimelineViewSt
     webviewPanel: vscode.WebviewPanel,
     state: TimelineViewState | undefined,
   ): Promise<void> {
-    const source = state?.source;
-    const panel = new TimelinePanel(webviewPanel, this.context.extensionUri, source ?? 'profile', untrack);
-    if (!source) {
+    const target = records?.restoreTarget(state, webviewPanel.title, (source) => panels.has(keyOf(source)));
+    const panel = new TimelinePanel(
+      webviewPanel,
+      this.context.extensionUri,
+      target?.source ?? 'profile',
+      untrack,
+      true,
+    );
+    if (!target) {
       panel.showError(
         'Cannot restore this timeline',
         'It was closed before its profile finished loading; open the trace again.',
@@ -283,7 +306,7 @@ class TimelineSerializer implements vscode.WebviewPanelSerializer<TimelineViewSt
       return;
     }
     track(panel);
-    await panel.load(source);
+    await panel.load(target.source, target.select);
   }
 }
 
@@ -322,6 +345,13 @@ interface ShowInTimelineArgs {
 }
 
 export function registerTimeline(context: vscode.ExtensionContext): void {
+  records = new TimelineRecords(
+    {
+      get: () => context.workspaceState.get<TimelineRecord[]>(RECORDS_KEY),
+      set: (list) => void context.workspaceState.update(RECORDS_KEY, list),
+    },
+    keyOf,
+  );
   const provider = new TraceEditorProvider(context);
   const editorOptions = {
     supportsMultipleEditorsPerDocument: true,

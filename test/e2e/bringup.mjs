@@ -4,21 +4,20 @@
 // "FlagOS: Run Parity Workload" on cpu with the project's Python and checks the new session is shown.
 // Screenshots go to test-artifacts/e2e-bringup/. Needs scripts/install-e2e.sh and .venv (scripts/setup-python.sh).
 import assert from 'node:assert/strict';
-import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import os from 'node:os';
+import { cpSync, readFileSync, rmSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { build } from 'esbuild';
-import { freePort, prepare, start, stop, waitHealthy } from './codeServer.mjs';
+import { freePort, prepare, start, waitHealthy } from './codeServer.mjs';
 import { launch, runCommand } from './workbench.mjs';
-import { createSteps } from './steps.mjs';
+import { createSteps, startSuite } from './steps.mjs';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 const artifacts = path.join(root, 'test-artifacts', 'e2e-bringup');
 const timeoutS = Number(process.env.E2E_TIMEOUT_S ?? 600);
 const python = path.join(root, '.venv', 'bin', 'python');
 const steps = createSteps(root, artifacts);
-const { results, log, screenshot, step, commandTitle } = steps;
+const { log, screenshot, step, commandTitle } = steps;
 let page;
 
 /** The test fixture builder (TypeScript) bundled on the fly, so the e2e session is the unit tests' broken trace. */
@@ -75,20 +74,16 @@ async function quickOpen(name) {
   throw new Error(`could not open ${name} with Quick Open`);
 }
 
-rmSync(artifacts, { recursive: true, force: true });
-mkdirSync(artifacts, { recursive: true });
-const scratch = mkdtempSync(path.join(os.tmpdir(), 'flagos-e2e-bringup-'));
-const state = path.join(scratch, 'state');
 let codeServer;
 let context;
-const watchdog = setTimeout(async () => {
-  log(`FAIL the suite ran past ${timeoutS} s; stopping`);
-  results.push({ step: 'time limit', ok: false, detail: `over ${timeoutS} s` });
-  await context?.close().catch(() => {});
-  await stop(codeServer);
-  steps.writeResults();
-  process.exit(1);
-}, timeoutS * 1000);
+const suite = startSuite(steps, {
+  root,
+  artifacts,
+  name: 'bringup',
+  timeoutS,
+  running: () => ({ codeServer, context }),
+});
+const { scratch, state } = suite;
 
 try {
   await steps.installTools();
@@ -221,14 +216,5 @@ try {
 } catch {
   process.exitCode = 1;
 } finally {
-  clearTimeout(watchdog);
-  await context?.close().catch(() => {});
-  await stop(codeServer);
-  if (existsSync(path.join(state, 'code-server.log')))
-    cpSync(path.join(state, 'code-server.log'), path.join(artifacts, 'code-server.log'));
-  steps.writeResults();
-  rmSync(scratch, { recursive: true, force: true });
-  const passed = results.filter((r) => r.ok).length;
-  log(`${passed}/${results.length} steps passed; artifacts in ${path.relative(root, artifacts)}/`);
-  if (results.some((r) => !r.ok)) process.exitCode = 1;
+  await suite.finish();
 }

@@ -8,13 +8,12 @@
 // (scripts/setup-python.sh). Bounded: the whole run stops after E2E_TIMEOUT_S seconds (default 600), and
 // code-server is stopped at the end whatever happened.
 import { execFileSync } from 'node:child_process';
-import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import os from 'node:os';
+import { cpSync, existsSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { freePort, prepare, start, stop, waitHealthy } from './codeServer.mjs';
+import { freePort, prepare, start, waitHealthy } from './codeServer.mjs';
 import { goToLine, hoverWord, launch, openFile, runCommand, viewLine, webviewFrame } from './workbench.mjs';
-import { createSteps } from './steps.mjs';
+import { createSteps, startSuite } from './steps.mjs';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 const artifacts = path.join(root, 'test-artifacts', 'e2e');
@@ -28,26 +27,22 @@ const HOVER_WORD = 'matmul';
 const EXPECTED_OP = 'aten::matmul';
 
 const steps = createSteps(root, artifacts);
-const { results, log, screenshot, step, commandTitle } = steps;
+const { log, screenshot, step, commandTitle } = steps;
 let page;
 // The tab "Show in timeline" opened and the op it selected, for the reload step.
 let timelineTab = '';
 let selectedOp = '';
 
-rmSync(artifacts, { recursive: true, force: true });
-mkdirSync(artifacts, { recursive: true });
-const scratch = mkdtempSync(path.join(os.tmpdir(), 'flagos-e2e-'));
-const state = path.join(scratch, 'state');
 let codeServer;
 let context;
-const watchdog = setTimeout(async () => {
-  log(`FAIL the suite ran past ${timeoutS} s; stopping`);
-  results.push({ step: 'time limit', ok: false, detail: `over ${timeoutS} s` });
-  await context?.close().catch(() => {});
-  await stop(codeServer);
-  steps.writeResults();
-  process.exit(1);
-}, timeoutS * 1000);
+const suite = startSuite(steps, {
+  root,
+  artifacts,
+  name: 'editor',
+  timeoutS,
+  running: () => ({ codeServer, context }),
+});
+const { scratch, state } = suite;
 
 try {
   await steps.installTools();
@@ -225,7 +220,10 @@ try {
     // line), then the lines after the hovered one are rewritten on disk and the editor reloads them.
     await runCommand(page, 'File: Revert File');
     await page.locator('.tab.active', { hasText: EXAMPLE }).first().waitFor();
-    await page.waitForTimeout(1_000);
+    // Reverted once the editor no longer differs from the file on disk.
+    await page
+      .locator('.tab.active.dirty', { hasText: EXAMPLE })
+      .waitFor({ state: 'detached', timeout: 10_000 });
     const file = path.join(workspace, EXAMPLE);
     const lines = readFileSync(file, 'utf8').split('\n');
     const at = lines.findIndex((l) => l.includes('weights = torch.softmax'));
@@ -303,16 +301,5 @@ try {
 } catch {
   process.exitCode = 1;
 } finally {
-  clearTimeout(watchdog);
-  await context?.close().catch(() => {});
-  await stop(codeServer);
-  if (existsSync(path.join(state, 'code-server.log')))
-    cpSync(path.join(state, 'code-server.log'), path.join(artifacts, 'code-server.log'));
-  const hostLogs = path.join(state, 'user-data', 'logs');
-  if (existsSync(hostLogs)) cpSync(hostLogs, path.join(artifacts, 'logs'), { recursive: true });
-  steps.writeResults();
-  rmSync(scratch, { recursive: true, force: true });
-  const passed = results.filter((r) => r.ok).length;
-  log(`${passed}/${results.length} steps passed; artifacts in ${path.relative(root, artifacts)}/`);
-  if (results.some((r) => !r.ok)) process.exitCode = 1;
+  await suite.finish();
 }

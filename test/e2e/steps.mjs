@@ -3,8 +3,10 @@
  * failure, results.json, and the exit code.
  */
 import { execFileSync } from 'node:child_process';
-import { readFileSync, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
 import * as path from 'node:path';
+import { stop } from './codeServer.mjs';
 
 export function createSteps(root, artifacts) {
   const t0 = Date.now();
@@ -89,4 +91,46 @@ export function createSteps(root, artifacts) {
       page = next;
     },
   };
+}
+
+/**
+ * The scaffolding of a suite: a clean artifacts folder, a scratch folder (`state` for code-server inside it), a
+ * watchdog that ends the run past `timeoutS`, and `finish()` for the suite's `finally`: the browser and
+ * code-server stopped, their logs kept with the artifacts, results.json written, the scratch folder removed and
+ * the exit code set. `running()` names what the suite has started ({codeServer, context}).
+ */
+export function startSuite(steps, { root, artifacts, name, timeoutS, running }) {
+  rmSync(artifacts, { recursive: true, force: true });
+  mkdirSync(artifacts, { recursive: true });
+  const scratch = mkdtempSync(path.join(os.tmpdir(), `flagos-e2e-${name}-`));
+  const state = path.join(scratch, 'state');
+  const { results, log } = steps;
+  const watchdog = setTimeout(async () => {
+    log(`FAIL the suite ran past ${timeoutS} s; stopping`);
+    results.push({ step: 'time limit', ok: false, detail: `over ${timeoutS} s` });
+    const { codeServer, context } = running();
+    await context?.close().catch(() => {});
+    await stop(codeServer);
+    steps.writeResults();
+    process.exit(1);
+  }, timeoutS * 1000);
+
+  async function finish() {
+    clearTimeout(watchdog);
+    const { codeServer, context } = running();
+    await context?.close().catch(() => {});
+    await stop(codeServer);
+    if (existsSync(path.join(state, 'code-server.log')))
+      cpSync(path.join(state, 'code-server.log'), path.join(artifacts, 'code-server.log'));
+    // The extension host's own log says why an editor did not resolve.
+    const hostLogs = path.join(state, 'user-data', 'logs');
+    if (existsSync(hostLogs)) cpSync(hostLogs, path.join(artifacts, 'logs'), { recursive: true });
+    steps.writeResults();
+    rmSync(scratch, { recursive: true, force: true });
+    const passed = results.filter((r) => r.ok).length;
+    log(`${passed}/${results.length} steps passed; artifacts in ${path.relative(root, artifacts)}/`);
+    if (results.some((r) => !r.ok)) process.exitCode = 1;
+  }
+
+  return { scratch, state, finish };
 }

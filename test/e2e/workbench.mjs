@@ -37,7 +37,7 @@ export async function runCommand(page, title, { attempts = 30 } = {}) {
       return i;
     } catch {
       await page.keyboard.press('Escape');
-      await page.waitForTimeout(500);
+      await input.waitFor({ state: 'hidden', timeout: 10_000 });
     }
   }
   throw new Error(`command "${title}" never appeared in the command palette`);
@@ -73,7 +73,12 @@ export async function goToLine(page, line) {
   await input.waitFor({ state: 'visible', timeout: 10_000 });
   await input.fill(`:${line}`);
   await page.keyboard.press('Enter');
-  await page.waitForTimeout(300);
+  await input.waitFor({ state: 'hidden', timeout: 10_000 });
+  // The status bar names the cursor's line once the editor has moved there (and revealed it).
+  await page
+    .locator('.statusbar-item', { hasText: new RegExp(`\\bLn ${line}, Col \\d+`) })
+    .first()
+    .waitFor({ timeout: 10_000 });
 }
 
 /** The rendered line of the active editor whose text contains `text` (it must be in view). */

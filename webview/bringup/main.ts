@@ -7,6 +7,7 @@ import './bringup.css';
 import type { BringupHostToWebview, BringupView, BringupWebviewToHost } from '../../extension/protocol';
 import type { CheckResult, EvidenceEvent } from '../../extension/analysis/checks/types';
 import type { Diagnostic, Severity } from '../../extension/bringup/types';
+import { visibleLines, visibleText } from '../../extension/model/text';
 
 interface VsCodeApi {
   postMessage(message: BringupWebviewToHost): void;
@@ -46,9 +47,10 @@ function el<K extends keyof HTMLElementTagNameMap>(
 ): HTMLElementTagNameMap[K] {
   const e = document.createElement(tag);
   if (props.className) e.className = props.className;
-  if (props.text !== undefined) e.textContent = props.text;
-  if (props.title) e.title = props.title;
-  for (const c of children) if (c !== undefined) e.append(c);
+  // Names, log lines and paths come from the session: DOM text only, invisible characters shown.
+  if (props.text !== undefined) e.textContent = visibleLines(props.text);
+  if (props.title) e.title = visibleLines(props.title);
+  for (const c of children) if (c !== undefined) e.append(typeof c === 'string' ? visibleLines(c) : c);
   return e;
 }
 
@@ -396,15 +398,15 @@ function logSection(v: BringupView): HTMLElement {
             re.lastIndex++;
             continue;
           }
-          lineEl.append(text.slice(last, m.index));
+          lineEl.append(visibleText(text.slice(last, m.index), Infinity));
           const mark = el('mark', { text: m[0] });
           marks.push(mark);
           lineEl.append(mark);
           last = m.index + m[0].length;
           matches++;
         }
-        lineEl.append(text.slice(last));
-      } else lineEl.append(text);
+        lineEl.append(visibleText(text.slice(last), Infinity));
+      } else lineEl.append(visibleText(text, Infinity));
       pre.append(lineEl);
     });
     status.textContent = re

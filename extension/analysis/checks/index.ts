@@ -38,15 +38,34 @@ export interface CheckOptions {
 /** Checks that hold for a CPU-only capture too. */
 const CPU_CHECKS = new Set(['X1', 'K1']);
 
-/** The longest "Trace" span, as both upstream checks pick it. */
+/**
+ * The longest "Trace" span, as both upstream checks pick it. A session written in segments (the profiler restarted
+ * every few seconds so a killed run keeps its profile) has one Trace span per segment: its window runs from the
+ * first span's start to the last one's end.
+ */
 export function traceSpanWindow(profile: Profile): CaptureWindow | undefined {
   const s = profile.slices;
   let best = -1;
+  let first = -1;
+  let last = -1;
+  let count = 0;
   for (let i = 0; i < s.length; i++) {
     if (profile.categoryOf(i) !== 'Trace') continue;
+    count++;
     if (best < 0 || s.dur[i] > s.dur[best]) best = i;
+    if (first < 0 || s.start[i] < s.start[first]) first = i;
+    if (last < 0 || s.start[i] + s.dur[i] > s.start[last] + s.dur[last]) last = i;
   }
   if (best < 0) return undefined;
+  const session = profile.metadata.session as { trace?: { segments?: unknown } } | undefined;
+  const segments = Number(session?.trace?.segments ?? 0);
+  if (count > 1 && segments > 1) {
+    return {
+      startNs: s.start[first],
+      endNs: s.start[last] + s.dur[last],
+      source: `${count} Trace spans of a session written in ${segments} segments`,
+    };
+  }
   return {
     startNs: s.start[best],
     endNs: s.start[best] + s.dur[best],

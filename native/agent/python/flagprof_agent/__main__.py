@@ -2,15 +2,17 @@
                            [--record-shapes|--no-record-shapes] [--profile-memory] [--progress-fd N] -- script.py [args...]
 
 Runs script.py as __main__ under the profiler and writes DIR/trace.json.gz, DIR/sites.json and DIR/session.json.
-The exit code is the script's: sys.exit(n) -> n, an uncaught exception -> 1, SIGINT -> 130, SIGTERM -> 143.
+The exit code is the script's: sys.exit(n) -> n, os._exit(n) -> n, an uncaught exception -> 1, SIGINT -> 130,
+SIGHUP -> 129, SIGTERM -> 143.
+
+The profile is written while the script runs (segments.py): session.json from the start, the trace every
+--segment seconds, so a kill or a crash loses at most the last segment.
 """
 
 import argparse
-import gzip
 import json
 import os
 import platform
-import shutil
 import signal
 import sys
 import time
@@ -19,12 +21,23 @@ from . import __version__
 from .modes import MODES, device_activities, device_hint, torch_build
 from .progress import Progress
 from .runner import prepare_interpreter, print_exception, run_script
+from .segments import SegmentWriter
 from .window import CaptureWindow
+
+# Seconds of capture per segment: a run that is killed loses at most this much (plus one uninterruptible native
+# call of the script). Long enough that restarting the profiler costs nothing measurable, short enough to matter.
+DEFAULT_SEGMENT_S = 5.0
+# setitimer() overflows on absurd values; a year is more than any profiling window.
+MAX_SECONDS = 365 * 24 * 3600.0
 
 
 def _say(message):
-    sys.stderr.write("flagprof: %s\n" % message)
-    sys.stderr.flush()
+    try:
+        sys.stderr.write("flagprof: %s\n" % message)
+        sys.stderr.flush()
+    except (OSError, ValueError):
+        # A closed terminal or a dead launcher: the message is in session.json's notes; the profile matters more.
+        pass
 
 
 def parse_args(argv):
@@ -42,14 +55,29 @@ def parse_args(argv):
     parser.add_argument("--no-record-shapes", dest="record_shapes", action="store_false")
     parser.add_argument("--profile-memory", action="store_true", default=False)
     parser.add_argument("--progress-fd", type=int, default=None, help="pipe for JSON-line progress reports")
+    parser.add_argument(
+        "--segment",
+        type=float,
+        default=None,
+        help="seconds of capture written to disk at a time (default %g; 0: once, at the end)" % DEFAULT_SEGMENT_S,
+    )
     parser.add_argument("script", nargs="?", help=argparse.SUPPRESS)
     options = parser.parse_args(own)
     if options.script is not None:
         rest = [options.script] + rest
     if not rest:
         parser.error("no script given: python -m flagprof_agent --session DIR -- script.py [args...]")
-    if options.delay < 0 or (options.duration is not None and options.duration <= 0):
-        parser.error("--delay must be >= 0 and --duration > 0")
+    if options.segment is None:
+        env = os.environ.get("FLAGPROF_SEGMENT_S")
+        try:
+            options.segment = float(env) if env else DEFAULT_SEGMENT_S
+        except ValueError:
+            parser.error("FLAGPROF_SEGMENT_S must be a number of seconds, got %r" % env[:40])
+    for name, value in (("--delay", options.delay), ("--duration", options.duration), ("--segment", options.segment)):
+        if value is not None and not (value == value and value <= MAX_SECONDS):
+            parser.error("%s must be a number of seconds up to %d" % (name, MAX_SECONDS))
+    if options.delay < 0 or (options.duration is not None and options.duration <= 0) or options.segment < 0:
+        parser.error("--delay and --segment must be >= 0 and --duration > 0")
     options.script, options.args = rest[0], rest[1:]
     return options
 
@@ -62,7 +90,7 @@ class Session:
         self.started = time.time()
         self.record = {
             "version": 1,
-            "agent": {"version": __version__},
+            "agent": {"version": __version__, "pid": os.getpid()},
             "python": {
                 "version": platform.python_version(),
                 "implementation": platform.python_implementation(),
@@ -101,10 +129,30 @@ class Session:
         self.record["files"] = files
         path = os.path.join(self.directory, "session.json")
         temporary = path + ".tmp"
-        with open(temporary, "w", encoding="utf-8") as f:
-            json.dump(self.record, f, indent=2)
-            f.write("\n")
-        os.replace(temporary, path)
+        try:
+            with open(temporary, "w", encoding="utf-8") as f:
+                json.dump(self.record, f, indent=2)
+                f.write("\n")
+                f.flush()
+                os.fsync(f.fileno())
+            os.replace(temporary, path)
+        except BaseException:
+            try:
+                os.remove(temporary)
+            except OSError:
+                pass
+            raise
+
+    def write_quietly(self):
+        """write(), telling the user once when it fails (a full disk) instead of failing the run."""
+        try:
+            self.write()
+            return True
+        except OSError as error:
+            if not getattr(self, "_write_failed", False):
+                self._write_failed = True
+                _say("session.json could not be written (%s); the run goes on" % os.strerror(error.errno or 0))
+            return False
 
 
 def choose_mode(requested, build, session_dir):
@@ -216,38 +264,139 @@ def device_properties(torch):
     return devices
 
 
-def export_trace(window, directory, session):
-    """Chrome trace to a temporary JSON, then gzip (level 3: the export is on the user's wait path)."""
-    target = os.path.join(directory, "trace.json.gz")
-    temporary = os.path.join(directory, ".trace.json.tmp")
+def die_with_launcher():
+    """The run ends when its launcher dies (a closed terminal, a killed flagprof or VS Code): SIGTERM then, which
+    writes the last segment. Linux only (prctl); elsewhere the launcher's own signal handling has to do."""
+    launcher = os.environ.pop("FLAGPROF_LAUNCHER_PID", None)
+    if not launcher or not sys.platform.startswith("linux"):
+        return None
     try:
-        window.profiler.export_chrome_trace(temporary)
-        with open(temporary, "rb") as source, gzip.open(target + ".tmp", "wb", compresslevel=3) as sink:
-            shutil.copyfileobj(source, sink, 1 << 20)
-        os.replace(target + ".tmp", target)
-    finally:
-        if os.path.exists(temporary):
-            os.remove(temporary)
+        import ctypes
+
+        libc = ctypes.CDLL(None, use_errno=True)
+        PR_SET_PDEATHSIG = 1
+        libc.prctl(PR_SET_PDEATHSIG, int(signal.SIGTERM), 0, 0, 0)
+        launcher = int(launcher)
+    except Exception:
+        return None
+    if os.getppid() != launcher:
+        # The launcher was gone before the death signal was armed.
+        os.kill(os.getpid(), signal.SIGTERM)
+    return launcher
 
 
-def export_sites(window, torch, script, directory, session):
-    from .sites import collect_sites, write_sites
+class Run:
+    """One profiled run, finished exactly once: at the script's end, at os._exit, or on a signal."""
 
-    sites, counts = collect_sites(window.profiler, torch, script)
-    path = os.path.join(directory, "sites.json")
-    with open(path + ".tmp", "w", encoding="utf-8") as f:
-        write_sites(f, sites)
-    os.replace(path + ".tmp", path)
-    session.record["sites"] = counts
+    def __init__(self, options, directory, session, progress, window, writer, torch, mode, reason, launcher):
+        self.options = options
+        self.directory = directory
+        self.session = session
+        self.progress = progress
+        self.window = window
+        self.writer = writer
+        self.torch = torch
+        self.mode = mode
+        self.reason = reason
+        self.launcher = launcher
+        self.script_started = None
+        self.finished = False
+
+    def finish(self, code, status, error):
+        if self.finished:
+            return code
+        self.finished = True
+        # Finishing must survive the cancel sequence's next signals: the launcher waits while progress arrives.
+        for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
+            try:
+                signal.signal(sig, signal.SIG_IGN)
+            except (ValueError, OSError):
+                pass
+        session, window = self.session, self.window
+        self.progress.emit("exporting", step="stop")
+        try:
+            window.close()
+        except Exception as failure:
+            session.note("stopping the profiler failed: %s" % failure, tell=True)
+        window.restore()
+        if self.script_started is not None:
+            session.record["scriptTimeS"] = round(time.time() - self.script_started, 3)
+        if error is not None:
+            print_exception(error, self.options.script)
+        if status in ("terminated", "hangup"):
+            _say("%s; the profile captured so far is kept" % ("terminated" if status == "terminated" else "hung up"))
+        session.record.update(status=status, exitCode=code, window=window.describe())
+        session.record["notes"].extend(window.notes)
+        if window.native_failure and self.mode == "agent" and window.native is None:
+            what = "CPU ops only" if self.torch is not None else "nothing is captured"
+            session.record["mode"].update(
+                chosen="cpu", reason="%s; %s, so %s" % (self.reason, window.native_failure, what)
+            )
+        if window.user_profiler:
+            session.record["userProfiler"] = window.user_profiler
+        self.progress.emit("exporting", step="seal")
+        if self.writer is not None:
+            self.writer.seal()
+            session.record["exportTimeS"] = round(self.writer.export_s, 3)
+            session.record["sitesTimeS"] = round(self.writer.sites_s, 3)
+        if self.torch is not None and not window.captured and self.options.delay > 0:
+            session.note(
+                "the script ended before the profiling window opened (--delay %gs): nothing was captured" % self.options.delay,
+                tell=True,
+            )
+        if window.native is not None:
+            try:
+                window.native.close()
+            except Exception as failure:
+                session.note("closing the native capture failed: %s" % failure, tell=True)
+        if self.torch is not None:
+            session.record["devices"] = device_properties(self.torch)
+        session.write_quietly()
+        self.progress.emit("done", exitCode=code, status=status)
+        self.progress.close()
+        if self.launcher is not None and os.getppid() != self.launcher:
+            # The launcher is gone, so nobody else ends what the script started (its process group is ours).
+            try:
+                os.killpg(os.getpgrp(), signal.SIGTERM)
+            except OSError:
+                pass
+        for sig, handler in ((signal.SIGINT, signal.default_int_handler), (signal.SIGTERM, signal.SIG_DFL), (signal.SIGHUP, signal.SIG_DFL)):
+            try:
+                signal.signal(sig, handler)
+            except (ValueError, OSError):
+                pass
+        return code
+
+    def patch_exit(self):
+        """os._exit skips every finally: the profile is finished first, in the agent's own process only (a
+        forked child's os._exit is its own business)."""
+        real_exit = os._exit
+        pid = os.getpid()
+        run = self
+
+        def _exit(code):
+            if os.getpid() == pid and not run.finished:
+                try:
+                    os._exit = real_exit
+                    run.finish(code if isinstance(code, int) else 1, "exited", None)
+                except BaseException:
+                    pass
+            real_exit(code)
+
+        os._exit = _exit
+        return real_exit
 
 
 def main(argv=None):
     options = parse_args(sys.argv[1:] if argv is None else argv)
     directory = os.path.abspath(options.session)
     os.makedirs(directory, exist_ok=True)
+    launcher = die_with_launcher()
     progress = Progress(options.progress_fd)
     session = Session(directory, options)
     progress.emit("starting", session=directory)
+    # From the first moment a crash leaves a session that says what ran and how far it got.
+    session.write_quietly()
 
     script = os.path.abspath(options.script)
     if not os.path.isfile(script):
@@ -255,9 +404,18 @@ def main(argv=None):
         sys.stderr.write("%s: can't open file %r: [Errno 2] No such file or directory\n" % (sys.executable, script))
         session.record.update(status="error", exitCode=2)
         session.note("script not found: %s" % script)
-        session.write()
+        session.write_quietly()
         progress.emit("done", exitCode=2, status="error")
         return 2
+    syntax = compile_error(script)
+    if syntax is not None:
+        # Before torch is imported: a typo costs a second, not the time it takes to start profiling.
+        print_exception(syntax, options.script)
+        session.record.update(status="exception", exitCode=1)
+        session.note("the script does not compile: %s" % syntax.__class__.__name__)
+        session.write_quietly()
+        progress.emit("done", exitCode=1, status="exception")
+        return 1
 
     build = torch_build()
     mode, reason, native_handle = choose_mode(options.mode, build, directory)
@@ -284,6 +442,7 @@ def main(argv=None):
     if mode != options.mode and options.mode != "auto":
         _say("%s mode unavailable: %s" % (options.mode, reason))
 
+    writer = SegmentWriter(directory, session, progress, torch, script) if activities else None
     window = CaptureWindow(
         torch if activities else None,
         activities,
@@ -293,62 +452,42 @@ def main(argv=None):
         options.delay,
         options.duration,
         progress,
+        segment_s=options.segment,
+        on_segment=(lambda profiler: write_segment(profiler)) if writer is not None else None,
     )
-    window.announce_native_failure = options.mode == "agent"
-    prepare_interpreter(options.script, options.args)
-    progress.emit("running", profiling=False)
-    script_started = time.time()
-    code, status, error = run_script(script, before=window.arm)
-    # Finishing must survive the cancel sequence's next signals: the launcher kills the group if it takes too long.
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
-    signal.signal(signal.SIGTERM, signal.SIG_IGN)
-    try:
-        window.close()
-    except Exception as failure:
-        session.note("stopping the profiler failed: %s" % failure, tell=True)
-    window.restore()
-    session.record["scriptTimeS"] = round(time.time() - script_started, 3)
-    if error is not None:
-        print_exception(error, options.script)
-    if status == "terminated":
-        _say("terminated; writing the profile captured so far")
-    session.record.update(status=status, exitCode=code, window=window.describe())
-    session.record["notes"].extend(window.notes)
-    if window.native_failure and mode == "agent" and window.native is None:
-        what = "CPU ops only" if torch is not None else "nothing is captured"
-        session.record["mode"].update(chosen="cpu", reason="%s; %s, so %s" % (reason, window.native_failure, what))
-    if window.user_profiler:
-        session.record["userProfiler"] = window.user_profiler
 
-    progress.emit("exporting")
-    if window.profiler is not None and window.captured:
-        try:
-            started = time.time()
-            export_trace(window, directory, session)
-            session.record["exportTimeS"] = round(time.time() - started, 3)
-        except Exception as failure:
-            session.note("exporting the trace failed: %s" % failure, tell=True)
-        try:
-            started = time.time()
-            export_sites(window, torch, script, directory, session)
-            session.record["sitesTimeS"] = round(time.time() - started, 3)
-        except Exception as failure:
-            session.note("finding call sites failed: %s" % failure, tell=True)
-    elif torch is not None and not window.captured and options.delay > 0:
-        session.note("the script ended before the profiling window opened (--delay %gs): nothing was captured" % options.delay, tell=True)
-    if window.native is not None:
-        try:
-            window.native.close()
-        except Exception as failure:
-            session.note("closing the native capture failed: %s" % failure, tell=True)
-    if torch is not None:
-        session.record["devices"] = device_properties(torch)
-    session.write()
-    progress.emit("done", exitCode=code, status=status)
-    progress.close()
-    signal.signal(signal.SIGINT, signal.default_int_handler)
-    signal.signal(signal.SIGTERM, signal.SIG_DFL)
-    return code
+    def write_segment(profiler):
+        # The window as it stands goes with each segment: a run killed later still tells its pauses.
+        session.record["window"] = window.describe()
+        writer.add(profiler, time.monotonic)
+
+    window.announce_native_failure = options.mode == "agent"
+    run = Run(options, directory, session, progress, window, writer, torch, mode, reason, launcher)
+    prepare_interpreter(options.script, options.args)
+    session.record["status"] = "running"
+    session.write_quietly()
+    progress.emit("running", profiling=False)
+    run.script_started = time.time()
+    real_exit = run.patch_exit()
+    try:
+        code, status, error = run_script(script, before=window.arm)
+    finally:
+        if os._exit is not real_exit:
+            os._exit = real_exit
+    return run.finish(code, status, error)
+
+
+def compile_error(script):
+    """The SyntaxError (or ValueError for NUL bytes) `python script.py` would stop at, else None."""
+    try:
+        with open(script, "rb") as f:
+            source = f.read()
+        compile(source, script, "exec", dont_inherit=True)
+    except (SyntaxError, ValueError) as error:
+        return error
+    except OSError:
+        return None
+    return None
 
 
 def _main_interruptible():

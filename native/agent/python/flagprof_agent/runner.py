@@ -7,7 +7,11 @@ import sys
 
 
 class Terminated(BaseException):
-    """SIGTERM, turned into an exception so the profile captured so far can still be written."""
+    """SIGTERM (or SIGHUP), turned into an exception so the profile captured so far can still be written."""
+
+    def __init__(self, signum=signal.SIGTERM):
+        super().__init__(signum)
+        self.signum = signum
 
 
 def prepare_interpreter(script, args):
@@ -30,8 +34,8 @@ def prepare_interpreter(script, args):
             os.environ.pop("PYTHONPATH", None)
 
 
-def _on_sigterm(_signum, _frame):
-    raise Terminated()
+def _on_sigterm(signum, _frame):
+    raise Terminated(signum)
 
 
 def run_script(script, before=None):
@@ -40,6 +44,8 @@ def run_script(script, before=None):
     # Python's own Ctrl-C behaviour even when the launcher's parent ignored SIGINT (a background job).
     signal.signal(signal.SIGINT, signal.default_int_handler)
     previous = signal.signal(signal.SIGTERM, _on_sigterm)
+    # A closed terminal (SIGHUP) ends the script as a terminal run would, but the profile is written first.
+    previous_hup = signal.signal(signal.SIGHUP, _on_sigterm) if hasattr(signal, "SIGHUP") else None
     try:
         if before is not None:
             before()
@@ -50,6 +56,8 @@ def run_script(script, before=None):
     except KeyboardInterrupt as error:
         return 130, "interrupted", error
     except Terminated as error:
+        if getattr(signal, "SIGHUP", None) is not None and error.signum == signal.SIGHUP:
+            return 128 + int(signal.SIGHUP), "hangup", error
         return 143, "terminated", error
     except BaseException as error:
         return 1, "exception", error
@@ -57,6 +65,8 @@ def run_script(script, before=None):
         try:
             if signal.getsignal(signal.SIGTERM) is _on_sigterm:
                 signal.signal(signal.SIGTERM, previous)
+            if previous_hup is not None and signal.getsignal(signal.SIGHUP) is _on_sigterm:
+                signal.signal(signal.SIGHUP, previous_hup)
         except (ValueError, TypeError):
             pass
 
@@ -98,7 +108,10 @@ def print_exception(error, script):
     except Exception:
         import traceback
 
-        traceback.print_exception(type(error), error, tb)
+        try:
+            traceback.print_exception(type(error), error, tb)
+        except Exception:
+            pass  # stderr is gone (a closed terminal): the profile is still written
     try:
         sys.stderr.flush()
     except Exception:

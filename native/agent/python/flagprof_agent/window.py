@@ -3,8 +3,14 @@
 --delay/--duration bound the window like Nsight Systems does. The profiler is started and stopped on the main
 thread (torch's op callbacks and Python tracer are armed from the thread that starts them), so the timer is a
 SIGALRM whose handler runs between two bytecodes of the user's script.
+
+While the window is open the profiler is restarted every `segment_s` seconds and each stopped profiler is handed to
+`on_segment` (segments.SegmentWriter.add), so a run that is killed keeps all but its last segment. The script is
+paused while a segment is written; those pauses are recorded (session.json "flushes") so a gap on the timeline
+is explained.
 """
 
+import os
 import signal
 import sys
 import time
@@ -13,12 +19,28 @@ WAITING, OPEN, CLOSED = "waiting", "open", "closed"
 
 
 def _say(message):
-    sys.stderr.write("flagprof: %s\n" % message)
-    sys.stderr.flush()
+    try:
+        sys.stderr.write("flagprof: %s\n" % message)
+        sys.stderr.flush()
+    except (OSError, ValueError):
+        # A closed terminal or a dead launcher: the message is in session.json's notes; the profile matters more.
+        pass
 
 
 class CaptureWindow:
-    def __init__(self, torch, activities, native_handle, record_shapes, profile_memory, delay, duration, progress):
+    def __init__(
+        self,
+        torch,
+        activities,
+        native_handle,
+        record_shapes,
+        profile_memory,
+        delay,
+        duration,
+        progress,
+        segment_s=None,
+        on_segment=None,
+    ):
         self.torch = torch
         self.activities = activities
         self.native = native_handle
@@ -36,9 +58,17 @@ class CaptureWindow:
         self.native_failure = None
         # Said aloud when the user asked for agent mode; under 'auto' the fallback is only recorded.
         self.announce_native_failure = True
+        self.segment_s = segment_s if segment_s and segment_s > 0 else None
+        self.on_segment = on_segment
+        self.segments = 0
+        self.flushes = []
+        self.stopped_by = None
         self._switching = False
         self._timer_armed = False
         self._patched = []
+        self._open_at = None
+        self._close_at = None
+        self._rotate_at = None
 
     # -- the window -------------------------------------------------------------------------------------------
 
@@ -46,7 +76,8 @@ class CaptureWindow:
         """Opens the window now, or schedules it; schedules its end when a duration is given."""
         self._guard_user_profiler()
         if self.delay > 0:
-            self._set_timer(self.delay)
+            self._open_at = time.monotonic() + self.delay
+            self._schedule()
         else:
             self.open()
 
@@ -59,6 +90,10 @@ class CaptureWindow:
             self.notes.append(note)
             _say(note)
             return
+        with _DeferredStopSignals():
+            self._open()
+
+    def _open(self):
         self._switching = True
         try:
             if self.native is not None:
@@ -68,13 +103,7 @@ class CaptureWindow:
                     self._native_failed("start", error)
             if self.torch is not None:
                 try:
-                    self.profiler = self.torch.profiler.profile(
-                        activities=[a for _, a in self.activities],
-                        record_shapes=self.record_shapes,
-                        with_stack=True,
-                        profile_memory=self.profile_memory,
-                    )
-                    self.profiler.start()
+                    self.profiler = self._start_profiler()
                 except Exception as error:
                     # The script still runs, unprofiled, rather than failing because of us.
                     self.profiler = None
@@ -92,8 +121,23 @@ class CaptureWindow:
         self.state = OPEN
         self.start_ns = time.time_ns()
         self.progress.emit("running", profiling=True)
+        now = time.monotonic()
+        self._open_at = None
         if self.duration is not None and self.duration > 0:
-            self._set_timer(self.duration)
+            self._close_at = now + self.duration
+        if self.segment_s is not None and self.profiler is not None:
+            self._rotate_at = now + self.segment_s
+        self._schedule()
+
+    def _start_profiler(self):
+        profiler = self.torch.profiler.profile(
+            activities=[a for _, a in self.activities],
+            record_shapes=self.record_shapes,
+            with_stack=True,
+            profile_memory=self.profile_memory,
+        )
+        profiler.start()
+        return profiler
 
     def close(self):
         if self.state != OPEN:
@@ -116,6 +160,84 @@ class CaptureWindow:
             self.state = CLOSED
             self.end_ns = time.time_ns()
         self.progress.emit("running", profiling=False)
+        self._hand_over(self.profiler)
+
+    def rotate(self):
+        """Ends the current segment (its events go to disk) and starts the next one. Ctrl-C, SIGTERM and SIGHUP wait
+        until it is done (then reach the script as usual): an exception inside the profiler's stop leaves torch in
+        a state whose next stop crashes the interpreter."""
+        if self.state != OPEN or self.profiler is None:
+            return
+        with _DeferredStopSignals():
+            self._rotate()
+
+    def _rotate(self):
+        flush_start = time.time_ns()
+        self._switching = True
+        try:
+            self.profiler.stop()
+        finally:
+            self._switching = False
+        finished = self.profiler
+        self.profiler = None
+        if not self._hand_over(finished):
+            # The disk is full (or the writer failed): the window closes with what is on disk.
+            self._switching = True
+            try:
+                if self.native is not None:
+                    try:
+                        self.native.stop()
+                    except Exception as error:
+                        self._native_failed("stop", error)
+            finally:
+                self._switching = False
+                self.state = CLOSED
+                self.end_ns = time.time_ns()
+            self.progress.emit("running", profiling=False)
+            return
+        self._switching = True
+        try:
+            self.profiler = self._start_profiler()
+        except Exception as error:
+            self.profiler = None
+            note = "torch.profiler could not restart after segment %d (%s: %s); profiling stopped there" % (
+                self.segments,
+                type(error).__name__,
+                error,
+            )
+            self.notes.append(note)
+            _say(note)
+        finally:
+            self._switching = False
+        self.flushes.append([str(flush_start), str(time.time_ns())])
+        self.progress.emit("running", profiling=self.profiler is not None, segments=self.segments)
+        if self.profiler is None:
+            self.state = CLOSED
+            self.end_ns = time.time_ns()
+        else:
+            self._rotate_at = time.monotonic() + self.segment_s
+
+    def _hand_over(self, profiler):
+        """Writes one stopped profiler's segment; False when writing must stop (the disk is full)."""
+        if profiler is None or self.on_segment is None:
+            return True
+        from .segments import DiskFull
+
+        try:
+            self.on_segment(profiler)
+            self.segments += 1
+            return True
+        except DiskFull as full:
+            self.stopped_by = "disk full"
+            note = "the disk of the session folder is full (%s): profiling stopped; the profile captured until then is kept" % full
+            self.notes.append(note)
+            _say(note)
+            return False
+        except Exception as error:
+            note = "writing segment %d of the trace failed (%s: %s)" % (self.segments + 1, type(error).__name__, error)
+            self.notes.append(note)
+            _say(note)
+            return True
 
     def _native_failed(self, what, error):
         """Agent mode degrades to CPU-only profiling instead of failing the user's run."""
@@ -139,9 +261,27 @@ class CaptureWindow:
             "startNs": str(self.start_ns) if self.start_ns is not None else None,
             "endNs": str(self.end_ns) if self.end_ns is not None else None,
             "captured": self.captured,
+            "segmentS": self.segment_s,
+            "segments": self.segments,
+            # Epoch-ns [start, end] pairs during which the script was paused while a segment was written.
+            "flushes": self.flushes,
         }
 
     # -- timer --------------------------------------------------------------------------------------------------
+
+    def _schedule(self):
+        """One SIGALRM for the nearest of: the window opening, its end, the next segment."""
+        if self.state == WAITING:
+            deadlines = [self._open_at]
+        elif self.state == OPEN:
+            deadlines = [self._close_at, self._rotate_at if self.profiler is not None else None]
+        else:
+            deadlines = []
+        deadlines = [d for d in deadlines if d is not None]
+        if not deadlines:
+            self._clear_timer()
+            return
+        self._set_timer(max(0.001, min(deadlines) - time.monotonic()))
 
     def _set_timer(self, seconds):
         signal.signal(signal.SIGALRM, self._on_timer)
@@ -156,11 +296,15 @@ class CaptureWindow:
 
     def _on_timer(self, _signum, _frame):
         self._timer_armed = False
+        now = time.monotonic() + 0.0005
         try:
-            if self.state == WAITING:
+            if self.state == WAITING and self._open_at is not None and now >= self._open_at:
                 self.open()
-            elif self.state == OPEN:
+            elif self.state == OPEN and self._close_at is not None and now >= self._close_at:
                 self.close()
+            elif self.state == OPEN and self._rotate_at is not None and now >= self._rotate_at:
+                self.rotate()
+            self._schedule()
         except Exception as error:  # never let the profiler's trouble surface inside the user's code
             self.notes.append("profiling window could not switch: %s" % error)
             _say("profiling window could not switch: %s" % error)
@@ -209,6 +353,41 @@ class CaptureWindow:
         for module, name, original in self._patched:
             setattr(module, name, original)
         self._patched = []
+
+
+_STOP_SIGNALS = tuple(getattr(signal, name) for name in ("SIGINT", "SIGTERM", "SIGHUP") if hasattr(signal, name))
+
+
+class _DeferredStopSignals:
+    """Holds Ctrl-C, SIGTERM and SIGHUP while the profiler is switched, then hands each to the handler that was
+    installed (Python runs signal handlers on the main thread only, so swapping them there is enough)."""
+
+    def __enter__(self):
+        self.pending = []
+        self.saved = {}
+        for sig in _STOP_SIGNALS:
+            try:
+                self.saved[sig] = signal.signal(sig, self._hold)
+            except (ValueError, OSError):
+                pass
+        return self
+
+    def _hold(self, signum, _frame):
+        self.pending.append(signum)
+
+    def __exit__(self, *_exc):
+        for sig, handler in self.saved.items():
+            try:
+                signal.signal(sig, handler)
+            except (ValueError, OSError):
+                pass
+        for signum in self.pending:
+            handler = self.saved.get(signum)
+            if callable(handler):
+                handler(signum, sys._getframe(0))
+            elif handler == signal.SIG_DFL:
+                os.kill(os.getpid(), signum)
+        return False
 
 
 def _caller_outside_torch():

@@ -10,7 +10,7 @@
  * product's defaults).
  */
 import { execFileSync, spawn } from 'node:child_process';
-import { existsSync, mkdirSync, readdirSync, readFileSync, statfsSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statfsSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SessionBusyError, startCapture, type CaptureRun } from '../../extension/capture/launcher';
@@ -41,6 +41,13 @@ interface Row {
 }
 const table: Row[] = [];
 
+/** Every session of this file lives in one scratch folder, removed at the end. */
+const SCRATCH = tempDir('durability');
+let made = 0;
+function freshDir(name = 'session'): string {
+  return path.join(SCRATCH, `${name}-${++made}`);
+}
+
 beforeAll(() => {
   requirePython();
   if (!existsSync(path.join(ROOT, 'dist', 'cli.js')))
@@ -48,6 +55,7 @@ beforeAll(() => {
 });
 
 afterAll(() => {
+  rmSync(SCRATCH, { recursive: true, force: true });
   if (table.length === 0) return;
   const lines = table.map(
     (r) =>
@@ -110,7 +118,7 @@ function runUntil(
     {
       args: [String(RUN_S), extra.ending ?? 'normal'],
       segmentS: SEGMENT_S,
-      ...(extra.sessionDir ? { sessionDir: extra.sessionDir } : {}),
+      sessionDir: extra.sessionDir ?? freshDir(),
       ...(extra.termAfterMs ? { termAfterMs: extra.termAfterMs } : {}),
     },
     (run, output) => {
@@ -214,7 +222,11 @@ describe('durability: what was captured survives', () => {
   it(
     'os._exit(5) in the script: exit 5, the whole run kept',
     async () => {
-      const captured = await launch(SCRIPT, { args: [String(RUN_S / 2), 'os_exit'], segmentS: SEGMENT_S });
+      const captured = await launch(SCRIPT, {
+        args: [String(RUN_S / 2), 'os_exit'],
+        segmentS: SEGMENT_S,
+        sessionDir: freshDir(),
+      });
       expect(readJson<{ status: string }>(path.join(captured.dir, 'session.json')).status).toBe('exited');
       await expectKept('os._exit(5)', captured, RUN_S / 2, 5, SLACK_S);
     },
@@ -224,7 +236,11 @@ describe('durability: what was captured survives', () => {
   it(
     'a segfault in the script: exit 139, all but the last segment kept',
     async () => {
-      const captured = await launch(SCRIPT, { args: [String(RUN_S / 2), 'segfault'], segmentS: SEGMENT_S });
+      const captured = await launch(SCRIPT, {
+        args: [String(RUN_S / 2), 'segfault'],
+        segmentS: SEGMENT_S,
+        sessionDir: freshDir(),
+      });
       expect(captured.result.seal?.sealed).toBe(true);
       await expectKept('segfault', captured, RUN_S / 2, 139, KILL_LOSS_S);
     },
@@ -234,7 +250,7 @@ describe('durability: what was captured survives', () => {
   it(
     'SIGKILL of the launcher: the Python run ends with it (no orphan) and writes its profile',
     async () => {
-      const dir = path.join(tempDir('durability'), 'session');
+      const dir = freshDir();
       const cli = spawn(
         process.execPath,
         [
@@ -297,7 +313,7 @@ describe('durability: what was captured survives', () => {
   it(
     'two runs into one folder: the second is refused and the first keeps its profile',
     async () => {
-      const dir = path.join(tempDir('durability'), 'session');
+      const dir = freshDir();
       const first = runUntil(
         1,
         (run) => {
@@ -319,7 +335,7 @@ describe('durability: what was captured survives', () => {
 const DISK_MB = Math.max(16, 12 * SEGMENT_S);
 
 describe('durability: a full disk', () => {
-  const mountPoint = path.join(tempDir('tmpfs'), 'disk');
+  const mountPoint = freshDir('disk');
   let mounted = false;
   beforeAll(() => {
     mkdirSync(mountPoint, { recursive: true });
@@ -397,7 +413,7 @@ describe('flagprof profile: signals and bad input at the command line', () => {
   it(
     'SIGTERM to flagprof reaches the script as SIGTERM: exit 143, the profile kept',
     async () => {
-      const dir = path.join(tempDir('durability'), 'session');
+      const dir = freshDir();
       const child = spawn(
         process.execPath,
         [
@@ -439,14 +455,7 @@ describe('flagprof profile: signals and bad input at the command line', () => {
   );
 
   it('an interpreter that does not run the agent (--python /bin/true): exit 2 and one line saying so', () => {
-    const { status, stderr } = cli([
-      '--python',
-      '/bin/true',
-      '--out',
-      path.join(tempDir('durability'), 's'),
-      '--',
-      SCRIPT,
-    ]);
+    const { status, stderr } = cli(['--python', '/bin/true', '--out', freshDir(), '--', SCRIPT]);
     expect(status).toBe(2);
     expect(stderr.trim().split('\n')).toHaveLength(1);
     expect(stderr).toContain('did not run the capture agent');
@@ -461,7 +470,8 @@ describe('flagprof profile: signals and bad input at the command line', () => {
   });
 
   it('a syntax error is reported before torch is imported: exit 1, as Python prints it', () => {
-    const dir = tempDir('durability');
+    const dir = freshDir('broken');
+    mkdirSync(dir, { recursive: true });
     const script = path.join(dir, 'broken.py');
     writeFileSync(script, 'import torch\nx = (1,\n');
     const { status, stderr } = cli(['--python', PYTHON, '--out', path.join(dir, 's'), '--', script]);
@@ -479,7 +489,7 @@ describe('a damaged part of a kept session', () => {
   it(
     'a truncated sites file costs its own segment exact lines, with a warning; the session still opens',
     async () => {
-      const captured = await launch(SCRIPT, { args: ['3'], segmentS: 1 });
+      const captured = await launch(SCRIPT, { args: ['3'], segmentS: 1, sessionDir: freshDir() });
       expect(captured.result.exitCode).toBe(0);
       const parts = readdirSync(captured.dir).filter((n) => /^sites(\.\d+)?\.json$/.test(n));
       expect(parts.length).toBeGreaterThan(1);

@@ -28,16 +28,18 @@ export async function runCommand(page, title, { attempts = 30 } = {}) {
   const input = page.locator('.quick-input-widget input.input');
   for (let i = 1; i <= attempts; i++) {
     await page.keyboard.press('F1');
-    await input.waitFor({ state: 'visible', timeout: 10_000 });
-    await input.fill('>' + title);
     const row = page.locator('.quick-input-widget .monaco-list-row.focused', { hasText: title });
     try {
+      await input.waitFor({ state: 'visible', timeout: 10_000 });
+      // The palette can be re-rendered under the cursor (focus moving out of a webview): a fill that cannot
+      // land is tried again from a fresh palette rather than waited on.
+      await input.fill('>' + title, { timeout: 5_000 });
       await row.waitFor({ timeout: 2_000 });
       await page.keyboard.press('Enter');
       return i;
     } catch {
       await page.keyboard.press('Escape');
-      await input.waitFor({ state: 'hidden', timeout: 10_000 });
+      await input.waitFor({ state: 'hidden', timeout: 10_000 }).catch(() => {});
     }
   }
   throw new Error(`command "${title}" never appeared in the command palette`);

@@ -231,9 +231,12 @@ export class CaptureRun {
   readonly child: ChildProcess;
   private cancelled = false;
   private exited = false;
+  /** The agent is finishing the profile (the script has stopped). */
   private writing = false;
-  private timers: NodeJS.Timeout[] = [];
-  private stall: NodeJS.Timeout | undefined;
+  /** The agent is writing a segment while the script runs (the script is paused meanwhile). */
+  private inSegment = false;
+  private lastProgressAt = Date.now();
+  private watch: NodeJS.Timeout | undefined;
   private readonly unlock: () => void;
 
   constructor(readonly options: CaptureOptions) {
@@ -363,35 +366,28 @@ export class CaptureRun {
   }
 
   private clearTimers(): void {
-    for (const timer of this.timers) clearTimeout(timer);
-    this.timers = [];
-    if (this.stall) clearTimeout(this.stall);
-    this.stall = undefined;
+    if (this.watch) clearInterval(this.watch);
+    this.watch = undefined;
   }
 
-  /** Once cancelled, a run that is writing its profile is given time as long as it reports progress. */
+  /** What the agent is doing, as its progress reports say: finishing the profile, or writing one segment. */
   private onAgentProgress(event: ProgressEvent): void {
-    // Segments are written while the script runs too (phase 'exporting', step 'trace'/'sites', then 'running'):
-    // only the end of the run (step 'stop' first) means the script has stopped and the profile is being finished.
-    if (
-      (event.phase === 'exporting' && (event.step === 'stop' || event.step === undefined)) ||
-      event.phase === 'done'
-    )
-      this.writing = true;
-    if (!this.cancelled || this.exited || !this.writing) return;
-    for (const timer of this.timers) clearTimeout(timer);
-    this.timers = [];
-    if (this.stall) clearTimeout(this.stall);
-    this.stall = setTimeout(() => {
-      if (!this.exited) this.signalGroup('SIGKILL');
-    }, this.options.stallMs ?? 60_000);
+    this.lastProgressAt = Date.now();
+    if (event.phase === 'done') this.writing = true;
+    else if (event.phase === 'exporting') {
+      // Segments are written while the script runs too (steps 'segment', 'trace', 'sites', then 'running'): only
+      // the end of the run (step 'stop' first) means the script has stopped and the profile is being finished.
+      if (event.step === 'stop' || event.step === undefined) this.writing = true;
+      else this.inSegment = true;
+    } else if (event.phase === 'running') this.inSegment = false;
   }
 
   /**
    * Stops the run the way `signal` asks (SIGINT: Ctrl-C or Cancel; SIGTERM; SIGHUP: a closed terminal), which the
-   * agent answers by writing what it captured. If it has not begun writing within 10 s (a script that ignores the
-   * signal), SIGTERM, then SIGKILL 5 s later; while it writes, SIGKILL only after 60 s without progress. A second
-   * call forces the end now (SIGKILL): the segments already on disk are kept.
+   * agent answers by writing what it captured. While the agent writes (its profile, or a segment it had begun
+   * before the signal, which it answers afterwards) it gets as long as progress keeps coming: SIGKILL only after
+   * 60 s without any. Otherwise, if the script has not stopped within 10 s (a script that ignores the signal),
+   * SIGTERM, then SIGKILL 5 s later. A second call forces the end now (SIGKILL): the segments on disk are kept.
    */
   cancel(signal: 'SIGINT' | 'SIGTERM' | 'SIGHUP' = 'SIGINT'): void {
     if (this.exited) return;
@@ -401,20 +397,31 @@ export class CaptureRun {
     }
     this.cancelled = true;
     this.signalGroup(signal);
-    if (this.writing) {
-      this.onAgentProgress({ phase: 'exporting' });
-      return;
-    }
     const termAfter = this.options.termAfterMs ?? 10_000;
     const killAfter = this.options.killAfterMs ?? 5_000;
-    this.timers.push(
-      setTimeout(() => {
-        if (!this.exited && !this.writing) this.signalGroup('SIGTERM');
-      }, termAfter),
-      setTimeout(() => {
-        if (!this.exited && !this.writing) this.signalGroup('SIGKILL');
-      }, termAfter + killAfter),
-    );
+    const stallMs = this.options.stallMs ?? 60_000;
+    const tickMs = 100;
+    let idleMs = 0;
+    let sent: 'none' | 'term' | 'kill' = 'none';
+    this.watch = setInterval(() => {
+      if (this.exited || sent === 'kill') return;
+      if (this.writing || this.inSegment) {
+        if (Date.now() - this.lastProgressAt > stallMs) {
+          sent = 'kill';
+          this.signalGroup('SIGKILL');
+        }
+        return;
+      }
+      // Only time the script spends running counts toward escalation, not time spent writing segments.
+      idleMs += tickMs;
+      if (sent === 'none' && idleMs >= termAfter) {
+        sent = 'term';
+        this.signalGroup('SIGTERM');
+      } else if (sent === 'term' && idleMs >= termAfter + killAfter) {
+        sent = 'kill';
+        this.signalGroup('SIGKILL');
+      }
+    }, tickMs);
   }
 }
 

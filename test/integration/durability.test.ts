@@ -454,6 +454,17 @@ describe('flagprof profile: signals and bad input at the command line', () => {
     TIMEOUT,
   );
 
+  it('an interpreter started through a wrapper that forks (not exec) still profiles', () => {
+    const dir = freshDir('wrapped');
+    mkdirSync(dir, { recursive: true });
+    const wrapper = path.join(dir, 'python-wrapper');
+    writeFileSync(wrapper, `#!/bin/sh\n"${PYTHON}" "$@"\nexit $?\n`, { mode: 0o755 });
+    const out = path.join(dir, 'session');
+    const { status, stderr } = cli(['--python', wrapper, '--mode', 'cpu', '--out', out, '--', SCRIPT, '1']);
+    expect(status, stderr.slice(-1000)).toBe(0);
+    expect(readJson<{ status: string }>(path.join(out, 'session.json')).status).toBe('completed');
+  });
+
   it('an interpreter that does not run the agent (--python /bin/true): exit 2 and one line saying so', () => {
     const { status, stderr } = cli(['--python', '/bin/true', '--out', freshDir(), '--', SCRIPT]);
     expect(status).toBe(2);

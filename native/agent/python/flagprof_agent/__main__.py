@@ -266,7 +266,8 @@ def device_properties(torch):
 
 def die_with_launcher():
     """The run ends when its launcher dies (a closed terminal, a killed flagprof or VS Code): SIGTERM then, which
-    writes the last segment. Linux only (prctl); elsewhere the launcher's own signal handling has to do."""
+    writes the last segment. Linux only (prctl); elsewhere the launcher's own signal handling has to do. Returns
+    the parent's pid at start (its change later means the parent is gone)."""
     launcher = os.environ.pop("FLAGPROF_LAUNCHER_PID", None)
     if not launcher or not sys.platform.startswith("linux"):
         return None
@@ -279,10 +280,18 @@ def die_with_launcher():
         launcher = int(launcher)
     except Exception:
         return None
-    if os.getppid() != launcher:
-        # The launcher was gone before the death signal was armed.
-        os.kill(os.getpid(), signal.SIGTERM)
-    return launcher
+    parent = os.getppid()
+    if parent != launcher:
+        # Either a wrapper runs us (`--python` naming a script that starts Python without exec: the death signal
+        # then follows the wrapper, which dies with the launcher's group) or the launcher was gone before the
+        # signal was armed.
+        try:
+            os.kill(launcher, 0)
+        except ProcessLookupError:
+            os.kill(os.getpid(), signal.SIGTERM)
+        except OSError:
+            pass
+    return parent
 
 
 class Run:

@@ -16,6 +16,10 @@ import sys
 import time
 
 WAITING, OPEN, CLOSED = "waiting", "open", "closed"
+# Segments are shortened while writing one takes longer than this, down to MIN_SEGMENT_S.
+FLUSH_TARGET_S = 2.0
+MIN_SEGMENT_S = 0.25
+FIRST_SEGMENT_S = 0.5
 
 
 def _say(message):
@@ -69,6 +73,7 @@ class CaptureWindow:
         self._open_at = None
         self._close_at = None
         self._rotate_at = None
+        self._current_segment_s = None
 
     # -- the window -------------------------------------------------------------------------------------------
 
@@ -126,7 +131,10 @@ class CaptureWindow:
         if self.duration is not None and self.duration > 0:
             self._close_at = now + self.duration
         if self.segment_s is not None and self.profiler is not None:
-            self._rotate_at = now + self.segment_s
+            # The first segment is short (how dense the script's ops are is not known yet); each cheap one doubles
+            # the next, up to segment_s.
+            self._current_segment_s = min(FIRST_SEGMENT_S, self.segment_s)
+            self._rotate_at = now + self._current_segment_s
         self._schedule()
 
     def _start_profiler(self):
@@ -173,6 +181,8 @@ class CaptureWindow:
 
     def _rotate(self):
         flush_start = time.time_ns()
+        # Stopping a long segment is the slowest step: the launcher hears that the profile is being written.
+        self.progress.emit("exporting", step="segment", segment=self.segments + 1)
         self._switching = True
         try:
             self.profiler.stop()
@@ -209,13 +219,26 @@ class CaptureWindow:
             _say(note)
         finally:
             self._switching = False
-        self.flushes.append([str(flush_start), str(time.time_ns())])
+        flush_end = time.time_ns()
+        self.flushes.append([str(flush_start), str(flush_end)])
         self.progress.emit("running", profiling=self.profiler is not None, segments=self.segments)
         if self.profiler is None:
             self.state = CLOSED
             self.end_ns = time.time_ns()
         else:
-            self._rotate_at = time.monotonic() + self.segment_s
+            self._rotate_at = time.monotonic() + self._next_segment_s((flush_end - flush_start) / 1e9)
+
+    def _next_segment_s(self, flush_s):
+        """A segment that took long to write held many events: the next one is shorter, so memory, the pause and
+        what a kill can cost stay bounded on an op-dense loop (a segment costing FLUSH_TARGET_S or less keeps the
+        length asked for)."""
+        current = self._current_segment_s or self.segment_s
+        if flush_s > FLUSH_TARGET_S:
+            current = max(MIN_SEGMENT_S, current * FLUSH_TARGET_S / flush_s)
+        else:
+            current = min(self.segment_s, current * 2)
+        self._current_segment_s = current
+        return current
 
     def _hand_over(self, profiler):
         """Writes one stopped profiler's segment; False when writing must stop (the disk is full)."""

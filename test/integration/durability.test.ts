@@ -9,7 +9,7 @@
  * table of what survived is printed at the end (run with DURABILITY_RUN_S=60 DURABILITY_SEGMENT_S=5 for the
  * product's defaults).
  */
-import { execFileSync, spawn } from 'node:child_process';
+import { execFileSync, spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statfsSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -93,6 +93,12 @@ function longestPauseS(dir: string): number {
     path.join(dir, 'session.json'),
   ).window?.flushes;
   return Math.max(0, ...(flushes ?? []).map(([a, b]) => Number(BigInt(b) - BigInt(a)) / 1e9));
+}
+
+/** `flagprof profile` of long_run.py into DIR, as a user runs it from a terminal. */
+function spawnProfile(dir: string): ChildProcessWithoutNullStreams {
+  const args = ['profile', '--python', PYTHON, '--mode', 'cpu', '--segment', String(SEGMENT_S), '--out', dir];
+  return spawn(process.execPath, [CLI, ...args, '--', SCRIPT, String(RUN_S)], { stdio: 'pipe' });
 }
 
 /** The session opens through the CLI too: exit 0 and the summary names the script's op. */
@@ -251,25 +257,7 @@ describe('durability: what was captured survives', () => {
     'SIGKILL of the launcher: the Python run ends with it (no orphan) and writes its profile',
     async () => {
       const dir = freshDir();
-      const cli = spawn(
-        process.execPath,
-        [
-          CLI,
-          'profile',
-          '--python',
-          PYTHON,
-          '--mode',
-          'cpu',
-          '--segment',
-          String(SEGMENT_S),
-          '--out',
-          dir,
-          '--',
-          SCRIPT,
-          String(RUN_S),
-        ],
-        { stdio: ['ignore', 'pipe', 'pipe'] },
-      );
+      const cli = spawnProfile(dir);
       let stdout = '';
       cli.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString('utf8')));
       let stderr = '';
@@ -414,25 +402,7 @@ describe('flagprof profile: signals and bad input at the command line', () => {
     'SIGTERM to flagprof reaches the script as SIGTERM: exit 143, the profile kept',
     async () => {
       const dir = freshDir();
-      const child = spawn(
-        process.execPath,
-        [
-          CLI,
-          'profile',
-          '--python',
-          PYTHON,
-          '--mode',
-          'cpu',
-          '--segment',
-          String(SEGMENT_S),
-          '--out',
-          dir,
-          '--',
-          SCRIPT,
-          String(RUN_S),
-        ],
-        { stdio: ['ignore', 'pipe', 'pipe'] },
-      );
+      const child = spawnProfile(dir);
       let stdout = '';
       let sent = false;
       child.stdout.on('data', (chunk: Buffer) => {

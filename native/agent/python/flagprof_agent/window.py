@@ -154,10 +154,15 @@ class CaptureWindow:
             self._clear_timer()
             return
         self._clear_timer()
+        self._end_window(self.profiler)
+        self._hand_over(self.profiler)
+
+    def _end_window(self, profiler):
+        """Stops the profiler (if still running) and the native capture: the window is closed."""
         self._switching = True
         try:
-            if self.profiler is not None:
-                self.profiler.stop()
+            if profiler is not None:
+                profiler.stop()
             if self.native is not None:
                 try:
                     self.native.stop()
@@ -168,7 +173,6 @@ class CaptureWindow:
             self.state = CLOSED
             self.end_ns = time.time_ns()
         self.progress.emit("running", profiling=False)
-        self._hand_over(self.profiler)
 
     def rotate(self):
         """Ends the current segment (its events go to disk) and starts the next one. Ctrl-C, SIGTERM and SIGHUP wait
@@ -191,19 +195,8 @@ class CaptureWindow:
         finished = self.profiler
         self.profiler = None
         if not self._hand_over(finished):
-            # The disk is full (or the writer failed): the window closes with what is on disk.
-            self._switching = True
-            try:
-                if self.native is not None:
-                    try:
-                        self.native.stop()
-                    except Exception as error:
-                        self._native_failed("stop", error)
-            finally:
-                self._switching = False
-                self.state = CLOSED
-                self.end_ns = time.time_ns()
-            self.progress.emit("running", profiling=False)
+            # The disk is full: the window closes with what is on disk.
+            self._end_window(None)
             return
         self._switching = True
         try:

@@ -8,8 +8,7 @@ import { cpSync, readFileSync, rmSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { build } from 'esbuild';
-import { freePort, prepare, start, waitHealthy } from './codeServer.mjs';
-import { launch, runCommand } from './workbench.mjs';
+import { runCommand } from './workbench.mjs';
 import { createSteps, startSuite } from './steps.mjs';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
@@ -17,7 +16,7 @@ const artifacts = path.join(root, 'test-artifacts', 'e2e-bringup');
 const timeoutS = Number(process.env.E2E_TIMEOUT_S ?? 600);
 const python = path.join(root, '.venv', 'bin', 'python');
 const steps = createSteps(root, artifacts);
-const { log, screenshot, step, commandTitle } = steps;
+const { screenshot, step, commandTitle } = steps;
 let page;
 
 /** The test fixture builder (TypeScript) bundled on the fly, so the e2e session is the unit tests' broken trace. */
@@ -74,16 +73,13 @@ async function quickOpen(name) {
   throw new Error(`could not open ${name} with Quick Open`);
 }
 
-let codeServer;
-let context;
 const suite = startSuite(steps, {
   root,
   artifacts,
   name: 'bringup',
   timeoutS,
-  running: () => ({ codeServer, context }),
 });
-const { scratch, state } = suite;
+const { scratch } = suite;
 
 try {
   await steps.installTools();
@@ -103,30 +99,13 @@ try {
     rmSync(path.join(session, 'trace.json.gz'));
   });
 
-  let common;
-  await step('install the VSIX into code-server', () => {
-    const prepared = prepare({
-      root,
-      state,
-      vsix,
-      settings: { 'flagos.pythonPath': python, 'flagos.bringup.platform': 'metax' },
-    });
-    common = prepared.common;
-    assert.match(prepared.installOutput, /successfully installed/i);
-    return prepared.installOutput.split('\n').pop();
-  });
-
-  const port = await freePort();
-  await step('start code-server', async () => {
-    codeServer = start({ root, state, common, port, folder: workspace });
-    await waitHealthy(port, 60_000);
-    return `http://127.0.0.1:${port}`;
-  });
-
-  context = await launch(path.join(scratch, 'chromium'));
-  page = context.pages()[0] ?? (await context.newPage());
-  steps.setPage(page);
-  page.on('pageerror', (e) => log(`  [pageerror] ${e.message.slice(0, 200)}`));
+  let port;
+  ({ page, port } = await suite.openWorkbench({
+    vsix,
+    workspace,
+    settings: { 'flagos.pythonPath': python, 'flagos.bringup.platform': 'metax' },
+    assertInstalled: (output) => assert.match(output, /successfully installed/i),
+  }));
 
   await step('open the workspace', async () => {
     await page.goto(`http://127.0.0.1:${port}/?folder=${encodeURIComponent(workspace)}`);

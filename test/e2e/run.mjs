@@ -11,8 +11,7 @@ import { execFileSync } from 'node:child_process';
 import { cpSync, existsSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { freePort, prepare, start, waitHealthy } from './codeServer.mjs';
-import { goToLine, hoverWord, launch, openFile, runCommand, viewLine, webviewFrame } from './workbench.mjs';
+import { goToLine, hoverWord, openFile, runCommand, viewLine, webviewFrame } from './workbench.mjs';
 import { createSteps, startSuite } from './steps.mjs';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
@@ -27,22 +26,19 @@ const HOVER_WORD = 'matmul';
 const EXPECTED_OP = 'aten::matmul';
 
 const steps = createSteps(root, artifacts);
-const { log, screenshot, step, commandTitle } = steps;
+const { screenshot, step, commandTitle } = steps;
 let page;
 // The tab "Show in timeline" opened and the op it selected, for the reload step.
 let timelineTab = '';
 let selectedOp = '';
 
-let codeServer;
-let context;
 const suite = startSuite(steps, {
   root,
   artifacts,
   name: 'editor',
   timeoutS,
-  running: () => ({ codeServer, context }),
 });
-const { scratch, state } = suite;
+const { scratch } = suite;
 
 try {
   await steps.installTools();
@@ -62,32 +58,13 @@ try {
   const vsix = await steps.packageVsix();
 
   const workspace = path.join(scratch, 'examples');
-  let common;
-  await step('install the VSIX into code-server', () => {
-    cpSync(path.join(root, 'examples'), workspace, { recursive: true });
-    const prepared = prepare({
-      root,
-      state,
-      vsix,
-      settings: { 'flagos.pythonPath': python },
-    });
-    common = prepared.common;
-    if (!/successfully installed/i.test(prepared.installOutput)) throw new Error(prepared.installOutput);
-    return prepared.installOutput.split('\n').pop();
-  });
-
-  const port = await freePort();
-  await step('start code-server', async () => {
-    codeServer = start({ root, state, common, port, folder: workspace });
-    await waitHealthy(port, 60_000);
-    return `http://127.0.0.1:${port}`;
-  });
-
-  const browserProfile = path.join(scratch, 'chromium');
-  context = await launch(browserProfile);
-  page = context.pages()[0] ?? (await context.newPage());
-  steps.setPage(page);
-  page.on('pageerror', (e) => log(`  [pageerror] ${e.message.slice(0, 200)}`));
+  cpSync(path.join(root, 'examples'), workspace, { recursive: true });
+  let port;
+  ({ page, port } = await suite.openWorkbench({
+    vsix,
+    workspace,
+    settings: { 'flagos.pythonPath': python },
+  }));
   // The workbench's console carries extension activation errors: kept for diagnosis.
   const consoleLines = [];
   page.on('console', (m) => {

@@ -6,7 +6,8 @@ import { execFileSync } from 'node:child_process';
 import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import * as path from 'node:path';
-import { stop } from './codeServer.mjs';
+import { freePort, prepare, start, stop, waitHealthy } from './codeServer.mjs';
+import { launch } from './workbench.mjs';
 
 export function createSteps(root, artifacts) {
   const t0 = Date.now();
@@ -97,18 +98,21 @@ export function createSteps(root, artifacts) {
  * The scaffolding of a suite: a clean artifacts folder, a scratch folder (`state` for code-server inside it), a
  * watchdog that ends the run past `timeoutS`, and `finish()` for the suite's `finally`: the browser and
  * code-server stopped, their logs kept with the artifacts, results.json written, the scratch folder removed and
- * the exit code set. `running()` names what the suite has started ({codeServer, context}).
+ * the exit code set. `openWorkbench()` installs the VSIX, starts code-server and opens Chromium; what it started is
+ * stopped by the watchdog and by `finish()`.
  */
-export function startSuite(steps, { root, artifacts, name, timeoutS, running }) {
+export function startSuite(steps, { root, artifacts, name, timeoutS }) {
   rmSync(artifacts, { recursive: true, force: true });
   mkdirSync(artifacts, { recursive: true });
   const scratch = mkdtempSync(path.join(os.tmpdir(), `flagos-e2e-${name}-`));
   const state = path.join(scratch, 'state');
   const { results, log } = steps;
+  // What the suite has started, for the watchdog and finish().
+  const running = { codeServer: undefined, context: undefined };
   const watchdog = setTimeout(async () => {
     log(`FAIL the suite ran past ${timeoutS} s; stopping`);
     results.push({ step: 'time limit', ok: false, detail: `over ${timeoutS} s` });
-    const { codeServer, context } = running();
+    const { codeServer, context } = running;
     await context?.close().catch(() => {});
     await stop(codeServer);
     steps.writeResults();
@@ -117,7 +121,7 @@ export function startSuite(steps, { root, artifacts, name, timeoutS, running }) 
 
   async function finish() {
     clearTimeout(watchdog);
-    const { codeServer, context } = running();
+    const { codeServer, context } = running;
     await context?.close().catch(() => {});
     await stop(codeServer);
     if (existsSync(path.join(state, 'code-server.log')))
@@ -132,5 +136,34 @@ export function startSuite(steps, { root, artifacts, name, timeoutS, running }) 
     if (results.some((r) => !r.ok)) process.exitCode = 1;
   }
 
-  return { scratch, state, finish };
+  /**
+   * The VSIX installed into code-server with `settings`, code-server started on a free port with `workspace`
+   * open, Chromium launched: resolves to {page, context, port} (the page not yet navigated). `assertInstalled`
+   * judges the install output (a suite may state its own check).
+   */
+  async function openWorkbench({ vsix, workspace, settings = {}, assertInstalled }) {
+    let common;
+    await steps.step('install the VSIX into code-server', () => {
+      const prepared = prepare({ root, state, vsix, settings });
+      common = prepared.common;
+      if (assertInstalled) assertInstalled(prepared.installOutput);
+      else if (!/successfully installed/i.test(prepared.installOutput))
+        throw new Error(prepared.installOutput);
+      return prepared.installOutput.split('\n').pop();
+    });
+    const port = await freePort();
+    await steps.step('start code-server', async () => {
+      running.codeServer = start({ root, state, common, port, folder: workspace });
+      await waitHealthy(port, 60_000);
+      return `http://127.0.0.1:${port}`;
+    });
+    const context = await launch(path.join(scratch, 'chromium'));
+    running.context = context;
+    const page = context.pages()[0] ?? (await context.newPage());
+    steps.setPage(page);
+    page.on('pageerror', (e) => log(`  [pageerror] ${e.message.slice(0, 200)}`));
+    return { page, context, port };
+  }
+
+  return { scratch, state, finish, openWorkbench };
 }

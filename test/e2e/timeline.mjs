@@ -9,8 +9,7 @@
 import { copyFileSync, mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { freePort, prepare, start, waitHealthy } from './codeServer.mjs';
-import { launch, runCommand, webviewFrame } from './workbench.mjs';
+import { runCommand, webviewFrame } from './workbench.mjs';
 import { createSteps, startSuite } from './steps.mjs';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
@@ -18,7 +17,7 @@ const traces = path.resolve(root, '../shared/traces');
 const artifacts = path.join(root, 'test-artifacts', 'e2e-timeline');
 const timeoutS = Number(process.env.E2E_TIMEOUT_S ?? 600);
 const steps = createSteps(root, artifacts);
-const { log, screenshot, step } = steps;
+const { screenshot, step } = steps;
 let page;
 
 // A kernel of tracelens_h100_bert_small and the op that launches it.
@@ -107,16 +106,13 @@ async function openTraceCommand(name) {
   await input.waitFor({ state: 'hidden', timeout: 10_000 });
 }
 
-let codeServer;
-let context;
 const suite = startSuite(steps, {
   root,
   artifacts,
   name: 'timeline',
   timeoutS,
-  running: () => ({ codeServer, context }),
 });
-const { scratch, state } = suite;
+const { scratch } = suite;
 
 try {
   await steps.installTools();
@@ -137,25 +133,8 @@ try {
     '{"traceEvents": [{"ph": "X", "name": "aten::mm", "ts": 1, "dur": ',
   );
 
-  let common;
-  await step('install the VSIX into code-server', () => {
-    const prepared = prepare({ root, state, vsix, settings: {} });
-    common = prepared.common;
-    if (!/successfully installed/i.test(prepared.installOutput)) throw new Error(prepared.installOutput);
-    return prepared.installOutput.split('\n').pop();
-  });
-
-  const port = await freePort();
-  await step('start code-server', async () => {
-    codeServer = start({ root, state, common, port, folder: workspace });
-    await waitHealthy(port, 60_000);
-    return `http://127.0.0.1:${port}`;
-  });
-
-  context = await launch(path.join(scratch, 'chromium'));
-  page = context.pages()[0] ?? (await context.newPage());
-  steps.setPage(page);
-  page.on('pageerror', (e) => log(`  [pageerror] ${e.message.slice(0, 200)}`));
+  let port;
+  ({ page, port } = await suite.openWorkbench({ vsix, workspace }));
 
   await step('open the traces folder in the workbench', async () => {
     await page.goto(`http://127.0.0.1:${port}/?folder=${encodeURIComponent(workspace)}`);

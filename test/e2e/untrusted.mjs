@@ -9,15 +9,14 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { freePort, prepare, start, waitHealthy } from './codeServer.mjs';
-import { goToLine, hoverWord, launch, runCommand, webviewFrame } from './workbench.mjs';
+import { goToLine, hoverWord, runCommand, webviewFrame } from './workbench.mjs';
 import { createSteps, startSuite } from './steps.mjs';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 const artifacts = path.join(root, 'test-artifacts', 'e2e-untrusted');
 const timeoutS = Number(process.env.E2E_TIMEOUT_S ?? 600);
 const steps = createSteps(root, artifacts);
-const { log, screenshot, step, commandTitle } = steps;
+const { screenshot, step, commandTitle } = steps;
 let page;
 
 const TRACE = 'hostile.pt.trace.json';
@@ -101,16 +100,14 @@ function inspectHover(hover) {
   }, EVIL_HOST);
 }
 
-let codeServer;
 let context;
 const suite = startSuite(steps, {
   root,
   artifacts,
   name: 'untrusted',
   timeoutS,
-  running: () => ({ codeServer, context }),
 });
-const { scratch, state } = suite;
+const { scratch } = suite;
 
 try {
   await steps.installTools();
@@ -123,25 +120,8 @@ try {
   }
   writeFileSync(path.join(workspace, TRACE), JSON.stringify(hostileTrace()));
 
-  let common;
-  await step('install the VSIX into code-server', () => {
-    const prepared = prepare({ root, state, vsix, settings: {} });
-    common = prepared.common;
-    if (!/successfully installed/i.test(prepared.installOutput)) throw new Error(prepared.installOutput);
-    return prepared.installOutput.split('\n').pop();
-  });
-
-  const port = await freePort();
-  await step('start code-server', async () => {
-    codeServer = start({ root, state, common, port, folder: workspace });
-    await waitHealthy(port, 60_000);
-    return `http://127.0.0.1:${port}`;
-  });
-
-  context = await launch(path.join(scratch, 'chromium'));
-  page = context.pages()[0] ?? (await context.newPage());
-  steps.setPage(page);
-  page.on('pageerror', (e) => log(`  [pageerror] ${e.message.slice(0, 200)}`));
+  let port;
+  ({ page, context, port } = await suite.openWorkbench({ vsix, workspace }));
   // Any request to the payload's host (an image in a hover, a link followed) is a failure.
   const hostRequests = [];
   context.on('request', (request) => {

@@ -6,7 +6,8 @@ import { existsSync } from 'node:fs';
 import { COMMANDS, HELP, fullHelp, usage } from './cli/commands';
 import { UserError } from './cli/errors';
 import { splitProfileArgv } from './cli/profile';
-import { displayPath, escapeControl, quote } from './import/errors';
+import { displayPath, quote } from './import/errors';
+import { visibleText } from './model/text';
 
 /** Past this, a line of an error message is cut in the middle. */
 const MAX_LINE = 1000;
@@ -99,7 +100,7 @@ function printable(message: string): string {
     .map((line) => {
       const cut =
         line.length <= MAX_LINE ? line : `${line.slice(0, MAX_LINE / 2)}…${line.slice(-MAX_LINE / 2)}`;
-      return escapeControl(cut);
+      return visibleText(cut, Number.POSITIVE_INFINITY);
     })
     .join('\n');
 }

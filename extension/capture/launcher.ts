@@ -25,7 +25,7 @@ import path from 'node:path';
 import type { Readable } from 'node:stream';
 import { StringDecoder } from 'node:string_decoder';
 import { findAgentRoot } from './agent';
-import { sealSession, type SealResult } from './seal';
+import { sealSession, SITES_PART, type SealResult } from './seal';
 import { SESSION_FILES } from './session';
 
 export type CaptureMode = 'auto' | 'kineto' | 'agent' | 'cpu';
@@ -248,7 +248,7 @@ export class CaptureRun {
     for (const name of [...Object.values(SESSION_FILES), 'summary.md'])
       rmSync(path.join(options.sessionDir, name), { force: true });
     for (const name of readdirSync(options.sessionDir))
-      if (/^sites\.\d+\.json$/.test(name) || name.endsWith('.tmp'))
+      if (SITES_PART.test(name) || name.endsWith('.tmp'))
         rmSync(path.join(options.sessionDir, name), { force: true });
     const tee = new DiagnosticsTee(path.join(options.sessionDir, SESSION_FILES.diagnostics));
     const stdoutMode = options.stdout === 'inherit' || options.stdout === undefined ? 'inherit' : 'pipe';

@@ -167,6 +167,9 @@ export function sealSession(dir: string, end?: RunEnd): SealResult {
   return { sealed, segments, removed, note };
 }
 
+/** The call sites of segment 2, 3, …: sites.2.json (segment 1 writes sites.json). */
+export const SITES_PART = /^sites\.(\d+)\.json$/;
+
 /** The session's sites files in segment order: sites.json, sites.2.json, sites.3.json, … */
 export function sitesFiles(dir: string): string[] {
   let names: string[] = [];
@@ -176,7 +179,7 @@ export function sitesFiles(dir: string): string[] {
     return [];
   }
   const parts = names
-    .map((name) => /^sites\.(\d+)\.json$/.exec(name))
+    .map((name) => SITES_PART.exec(name))
     .filter((m): m is RegExpExecArray => m !== null)
     .map((m) => ({ name: m[0], n: Number(m[1]) }))
     .sort((a, b) => a.n - b.n)

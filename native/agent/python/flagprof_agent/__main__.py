@@ -452,6 +452,12 @@ def main(argv=None):
         _say("%s mode unavailable: %s" % (options.mode, reason))
 
     writer = SegmentWriter(directory, session, progress, torch, script) if activities else None
+
+    def write_segment(profiler):
+        # The window as it stands goes with each segment: a run killed later still tells its pauses.
+        session.record["window"] = window.describe()
+        writer.add(profiler, time.monotonic)
+
     window = CaptureWindow(
         torch if activities else None,
         activities,
@@ -462,13 +468,8 @@ def main(argv=None):
         options.duration,
         progress,
         segment_s=options.segment,
-        on_segment=(lambda profiler: write_segment(profiler)) if writer is not None else None,
+        on_segment=write_segment if writer is not None else None,
     )
-
-    def write_segment(profiler):
-        # The window as it stands goes with each segment: a run killed later still tells its pauses.
-        session.record["window"] = window.describe()
-        writer.add(profiler, time.monotonic)
 
     window.announce_native_failure = options.mode == "agent"
     run = Run(options, directory, session, progress, window, writer, torch, mode, reason, launcher)

@@ -7,7 +7,7 @@ import { COMMANDS, HELP, fullHelp, usage } from './cli/commands';
 import { UserError } from './cli/errors';
 import { splitProfileArgv } from './cli/profile';
 import { displayPath, quote } from './import/errors';
-import { visibleText } from './model/text';
+import { visibleText } from './shared/text';
 
 /** Past this, a line of an error message is cut in the middle. */
 const MAX_LINE = 1000;

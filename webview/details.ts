@@ -1,7 +1,7 @@
 /** The details panel: everything known about the selected slice, with its links to related slices and source. */
 import type { TimelineSite } from '../extension/protocol';
-import { visibleText } from '../extension/model/text';
-import { formatDuration } from './format';
+import { visibleText } from '../extension/shared/text';
+import { formatDuration } from '../extension/shared/format';
 import { isDevice, KIND_DRIVER, KIND_RUNTIME, type TimelineModel } from './model';
 
 export interface DetailsActions {

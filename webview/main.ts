@@ -11,7 +11,7 @@ import '@vscode-elements/elements/dist/vscode-tab-header/index.js';
 import '@vscode-elements/elements/dist/vscode-tab-panel/index.js';
 import './timeline.css';
 import type { KernelStat, LineStat, OpStat } from '../extension/analysis/types';
-import { visibleLines, visibleText } from '../extension/model/text';
+import { visibleLines, visibleText } from '../extension/shared/text';
 import {
   unpackTimeline,
   type HostToWebview,
@@ -19,7 +19,7 @@ import {
   type TimelineViewState,
 } from '../extension/protocol';
 import { renderDetails } from './details';
-import { formatCount, formatDuration } from './format';
+import { formatCount, formatDuration } from '../extension/shared/format';
 import { connectHost, type HostBridge } from './host';
 import { isDevice, KIND_CPU_OP, KIND_USER_ANNOTATION, TimelineModel } from './model';
 import { VirtualTable } from './tables';

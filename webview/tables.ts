@@ -2,7 +2,7 @@
  * Sortable, virtualised tables (ops, kernels, lines): only the rows in view exist in the DOM, so a table of
  * 100 000 kernels scrolls like one of ten. Keyboard: arrows move, Enter (or a click) selects in the timeline.
  */
-import { visibleText } from '../extension/model/text';
+import { visibleText } from '../extension/shared/text';
 
 export interface Column<Row> {
   title: string;

@@ -6,8 +6,8 @@
  * resolution matches the current ns-per-pixel, binary-searches the first visible block and stops at the right
  * edge, so a frame costs pixels, not events. Redraws are coalesced with requestAnimationFrame.
  */
-import { visibleText } from '../extension/model/text';
-import { formatDuration, formatTick, tickStep } from './format';
+import { visibleText } from '../extension/shared/text';
+import { formatDuration, formatTick, tickStep } from '../extension/shared/format';
 import { firstEndingAfter, sliceAt } from './lod';
 import { isDevice, KIND_DRIVER, KIND_RUNTIME, type Lane, type TimelineModel } from './model';
 import { colourIndex, readTheme, type Theme } from './theme';

@@ -15,7 +15,8 @@
  */
 import type { Profile, SourceFrame } from '../model/profile';
 import { isDeviceKind, isOpKind } from '../model/profile';
-import { markdownCode, markdownText } from '../model/text';
+import { formatMs } from '../shared/format';
+import { markdownCode, markdownText } from '../shared/text';
 import type { Analysis, LineStat } from './types';
 
 export interface OpTime {
@@ -650,18 +651,6 @@ export function heatLevel(index: LineIndex, entry: LineEntry): number {
   const h = lineHeat(index, entry);
   const level = Math.floor(((Math.log10(h) + 3) / 3) * HEAT_LEVELS);
   return Math.max(0, Math.min(HEAT_LEVELS - 1, level));
-}
-
-/** Times as people read them in a profiler: "1.23 ms", "12.3 ms", "123 ms", "5.50 s", "<0.01 ms". */
-export function formatMs(ns: number): string {
-  const ms = ns / 1e6;
-  if (ms === 0) return '0 ms';
-  if (ms < 0.005) return '<0.01 ms';
-  if (ms < 10) return `${ms.toFixed(2)} ms`;
-  if (ms < 100) return `${ms.toFixed(1)} ms`;
-  if (ms < 1000) return `${ms.toFixed(0)} ms`;
-  const seconds = ms / 1000;
-  return `${seconds.toFixed(seconds < 10 ? 2 : seconds < 100 ? 1 : 0)} s`;
 }
 
 /**

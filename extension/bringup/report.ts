@@ -2,7 +2,8 @@
 import type { CheckResult, EvidenceEvent } from '../analysis/checks/types';
 import type { BringupModel } from './load';
 import type { Diagnostic } from './types';
-import { markdownCode, visibleText } from '../model/text';
+import { markdownCode, visibleText } from '../shared/text';
+import { formatDuration } from '../shared/format';
 
 export const STATUS_MARK: Record<CheckResult['status'], string> = { pass: '✅', fail: '❌', skip: '⏭️' };
 
@@ -63,7 +64,7 @@ export function buildMarkdownReport(model: BringupModel, options: { maxLogLines?
       `- Platform: ${c.platform} (${c.platformReason}); runtime category: ${c.runtimeCategory || 'none'}`,
     );
     out.push(
-      `- Capture window: ${c.window ? `${c.window.source}, ${((c.window.endNs - c.window.startNs) / 1e6).toFixed(3)} ms` : 'none'}`,
+      `- Capture window: ${c.window ? `${c.window.source}, ${formatDuration(c.window.endNs - c.window.startNs)}` : 'none'}`,
     );
     out.push(
       `- Baseline: ${c.baseline.source}${c.baseline.generatedBy ? ` (${c.baseline.generatedBy})` : ''}`,

@@ -1,13 +1,8 @@
 /** The summary as markdown, for the read-only view shown after a capture when no timeline consumes the profile. */
 import { pathToFileURL } from 'node:url';
 import type { SummaryJson } from '../analysis/summary';
-import { markdownCode, markdownText } from '../model/text';
-
-function us(value: number): string {
-  if (value >= 1e6) return `${(value / 1e6).toFixed(2)} s`;
-  if (value >= 1e3) return `${(value / 1e3).toFixed(2)} ms`;
-  return `${value.toFixed(1)} µs`;
-}
+import { formatUs } from '../shared/format';
+import { markdownCode, markdownText } from '../shared/text';
 
 /** Free text of the run (paths, notes, function names): rendered as exactly these characters. */
 function cell(text: string): string {
@@ -46,7 +41,7 @@ export function summaryMarkdown(summary: SummaryJson, context: SummaryContext, t
       const link = l.file.startsWith('/') ? `${pathToFileURL(l.file).href}#L${l.line}` : undefined;
       const label = `${l.file.split('/').pop()}:${l.line}`;
       out.push(
-        `| ${link ? `[${cell(label)}](<${link}>)` : cell(label)} | ${cell(l.function)} | ${us(l.device_us)} | ${us(l.cpu_us)} | ${l.ops} |`,
+        `| ${link ? `[${cell(label)}](<${link}>)` : cell(label)} | ${cell(l.function)} | ${formatUs(l.device_us)} | ${formatUs(l.cpu_us)} | ${l.ops} |`,
       );
     }
   }
@@ -59,13 +54,15 @@ export function summaryMarkdown(summary: SummaryJson, context: SummaryContext, t
   );
   for (const o of summary.ops.slice(0, top)) {
     out.push(
-      `| ${name(o.name)} | ${o.calls} | ${us(o.device_self_us)} | ${us(o.cpu_self_us)} | ${us(o.cpu_total_us)} |`,
+      `| ${name(o.name)} | ${o.calls} | ${formatUs(o.device_self_us)} | ${formatUs(o.cpu_self_us)} | ${formatUs(o.cpu_total_us)} |`,
     );
   }
   if (summary.kernels.length > 0) {
     out.push('', '## Kernels', '', '| kernel | count | total | launched by |', '| --- | ---: | ---: | --- |');
     for (const k of summary.kernels.slice(0, top)) {
-      out.push(`| ${name(k.name)} | ${k.count} | ${us(k.total_us)} | ${k.top_op ? name(k.top_op) : '—'} |`);
+      out.push(
+        `| ${name(k.name)} | ${k.count} | ${formatUs(k.total_us)} | ${k.top_op ? name(k.top_op) : '—'} |`,
+      );
     }
   }
   return `${out.join('\n')}\n`;

@@ -4,7 +4,7 @@ import type { Baseline, CheckReport } from '../analysis/checks';
 import { BaselineError, parseBaseline } from '../analysis/checks';
 import { loadBringup } from '../bringup/load';
 import { buildMarkdownReport } from '../bringup/report';
-import { terminalLines, terminalText } from '../model/text';
+import { terminalLines, terminalText } from '../shared/text';
 import type { CliCommand } from './commands';
 import { UserError } from './errors';
 

@@ -1,7 +1,7 @@
 import { AddonLoadError, type DecodedCapture } from '../import/addon';
 import { decodeCaptureFile } from '../import/capture';
 import { ImportError } from '../import/errors';
-import { terminalText } from '../model/text';
+import { terminalText } from '../shared/text';
 import type { CliCommand } from './commands';
 import { UserError, parseCommandArgs } from './errors';
 

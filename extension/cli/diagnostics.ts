@@ -3,7 +3,7 @@ import { bringupFromLog, loadBringup } from '../bringup/load';
 import { findSessionFiles, isSessionFolder } from '../bringup/session';
 import type { BringupModel } from '../bringup/load';
 import type { Diagnostic } from '../bringup/types';
-import { terminalText } from '../model/text';
+import { terminalText } from '../shared/text';
 import type { CliCommand } from './commands';
 import { UserError, parseCommandArgs } from './errors';
 

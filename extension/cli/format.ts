@@ -2,7 +2,7 @@
  * Plain-text tables for the terminal: long names are cut in the middle so both ends stay readable, and every cell
  * is written with its control characters escaped (a name from a trace can hold terminal escape sequences).
  */
-import { terminalText } from '../model/text';
+import { terminalText } from '../shared/text';
 
 const MAX_CELL = 70;
 
@@ -24,13 +24,4 @@ export function formatTable(header: string[], rows: string[][]): string {
   return [line(cells[0]), widths.map((w) => '-'.repeat(w)).join('  '), ...cells.slice(1).map(line)].join(
     '\n',
   );
-}
-
-/** A duration in microseconds, in the unit that reads best. */
-export function formatUs(us: number): string {
-  if (us === 0) return '0';
-  if (us >= 1e6) return `${(us / 1e6).toFixed(2)} s`;
-  if (us >= 1e3) return `${(us / 1e3).toFixed(2)} ms`;
-  if (us >= 1) return `${us.toFixed(1)} µs`;
-  return `${(us * 1000).toFixed(0)} ns`;
 }

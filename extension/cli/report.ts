@@ -4,10 +4,11 @@ import { analyze } from '../analysis/analyze';
 import { memoryBudgetProblem } from '../timeline/budget';
 import { encodeTimelineBuffer } from '../timeline/encode';
 import { buildReportHtml, loadWebviewBundle } from '../timeline/report';
-import { terminalText } from '../model/text';
+import { terminalText } from '../shared/text';
 import type { CliCommand } from './commands';
 import { UserError, parseCommandArgs } from './errors';
 import { loadProfileArgument } from './summary';
+import { formatBytes, formatCount } from '../shared/format';
 
 const USAGE = 'usage: flagprof report TRACE|SESSION --out report.html';
 
@@ -46,7 +47,7 @@ export const reportCommand: CliCommand = {
       );
     }
     process.stderr.write(
-      `flagprof: wrote ${terminalText(out)} (${(html.length / 2 ** 20).toFixed(1)} MB, ${profile.slices.length.toLocaleString('en-US')} slices)\n`,
+      `flagprof: wrote ${terminalText(out)} (${formatBytes(html.length)}, ${formatCount(profile.slices.length)} slices)\n`,
     );
     return 0;
   },

@@ -4,10 +4,11 @@ import { analyze } from '../analysis/analyze';
 import { buildSummary, type SummaryJson } from '../analysis/summary';
 import { ImportError, importTrace } from '../import/kineto';
 import type { Profile } from '../model/profile';
-import { terminalText } from '../model/text';
+import { terminalText } from '../shared/text';
 import type { CliCommand } from './commands';
 import { UserError, parseCommandArgs } from './errors';
-import { formatTable, formatUs } from './format';
+import { formatUs } from '../shared/format';
+import { formatTable } from './format';
 
 /** Loads a trace file, or a session folder written by the capture agent (trace plus exact call sites). */
 export async function loadProfileArgument(target: string): Promise<Profile> {

@@ -1,4 +1,4 @@
-import { visibleText } from '../model/text';
+import { visibleText } from '../shared/text';
 
 /** Text from the input written visibly (`\n`, `\u{1b}`), uncut: the callers cut it their own way. */
 function shown(text: string): string {
@@ -46,12 +46,4 @@ export function displayPath(file: string): string {
   if (file.length <= MAX_PATH) return shown(file);
   const half = (MAX_PATH - 1) >> 1;
   return shown(`${file.slice(0, half)}…${file.slice(file.length - half)}`);
-}
-
-/** A byte count for a limit in a message: 512 MB, 1.5 GB, 4096 bytes. */
-export function formatBytes(bytes: number): string {
-  if (bytes >= 2 ** 30) return `${(bytes / 2 ** 30).toFixed(1)} GB`;
-  if (bytes >= 2 ** 20) return `${(bytes / 2 ** 20).toFixed(1)} MB`;
-  if (bytes >= 2 ** 10) return `${(bytes / 2 ** 10).toFixed(1)} KB`;
-  return `${bytes} bytes`;
 }

@@ -27,7 +27,8 @@ import {
   type TimeValue,
 } from './bytes';
 import { classifyCategory } from './categories';
-import { ImportError, MAX_QUOTED, clip, formatBytes, quote } from './errors';
+import { formatBytes } from '../shared/format';
+import { ImportError, MAX_QUOTED, clip, quote } from './errors';
 import { finishProfile, type TrackTable } from './finish';
 import {
   HEAP_SHARE,

@@ -5,7 +5,8 @@
  */
 import * as os from 'node:os';
 import { getHeapStatistics } from 'node:v8';
-import { ImportError, formatBytes } from './errors';
+import { formatBytes, formatCount } from '../shared/format';
+import { ImportError } from './errors';
 
 export interface ImportLimitOptions {
   /** Bytes of trace text, counted after decompression (every gzip member). */
@@ -145,7 +146,7 @@ export function resolveLimits(
  * does not (`value` true), the value is said here.
  */
 export function describeLimit(l: Limit, limits: ImportLimits, bytes: boolean, value = false): string {
-  const amount = bytes ? formatBytes(l.value) : l.value.toLocaleString('en-US');
+  const amount = bytes ? formatBytes(l.value) : formatCount(l.value);
   const the = value ? `the limit, ${amount},` : 'the limit';
   switch (l.from) {
     case 'option':

@@ -5,6 +5,7 @@
  */
 import { closeSync, openSync, readSync, statSync } from 'node:fs';
 import * as os from 'node:os';
+import { formatBytes } from '../shared/format';
 
 /** Bytes of memory the import and the timeline hold per byte of decompressed trace JSON (measured ~0.6-1.1). */
 const BYTES_PER_TRACE_BYTE = 1.5;
@@ -23,13 +24,9 @@ export function estimateTraceBytes(file: string): number {
   }
 }
 
-function gigabytes(bytes: number): string {
-  return `${(bytes / 2 ** 30).toFixed(1)} GB`;
-}
-
 /** undefined when the trace should fit; else one line for the user, naming the file and the sizes. */
 export function memoryBudgetProblem(file: string, availableBytes = os.freemem()): string | undefined {
   const needed = estimateTraceBytes(file) * BYTES_PER_TRACE_BYTE;
   if (needed <= availableBytes) return undefined;
-  return `${file}: too large for the memory available — opening it needs about ${gigabytes(needed)}, ${gigabytes(availableBytes)} is free`;
+  return `${file}: too large for the memory available — opening it needs about ${formatBytes(needed)}, ${formatBytes(availableBytes)} is free`;
 }

@@ -7,7 +7,7 @@ import { createHash } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';
 import * as path from 'node:path';
 import { gzipSync } from 'node:zlib';
-import { htmlText, visibleText } from '../model/text';
+import { htmlText, visibleText } from '../shared/text';
 
 export interface WebviewBundle {
   script: string;

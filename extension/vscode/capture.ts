@@ -30,6 +30,7 @@ import { createSessionDir, pruneSessions } from '../capture/sessions';
 import { summaryMarkdown } from '../capture/summaryMarkdown';
 import type { Profile } from '../model/profile';
 import { setActiveProfile } from './editorAnnotations';
+import { formatDuration } from '../shared/format';
 
 export type ProfileLoadedListener = (
   profile: Profile,
@@ -286,7 +287,7 @@ async function runCapture(
     },
   );
   channel.appendLine(
-    `■ exit code ${result.exitCode}${result.cancelled ? ' (cancelled)' : ''} after ${(result.wallMs / 1000).toFixed(1)} s`,
+    `■ exit code ${result.exitCode}${result.cancelled ? ' (cancelled)' : ''} after ${formatDuration(result.wallMs * 1e6)}`,
   );
   if (result.seal?.note) channel.appendLine(`■ ${result.seal.note}`);
 

@@ -8,7 +8,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import * as vscode from 'vscode';
 import type { Profile } from '../model/profile';
-import { labelText, markdownText } from '../model/text';
+import { labelText, markdownText } from '../shared/text';
 import type { Analysis } from '../analysis/types';
 import {
   applyTextChanges,
@@ -28,6 +28,7 @@ import {
 } from '../analysis/lineIndex';
 import { registerEditorProviders } from './editorProviders';
 import { revealSlices } from './editorTimeline';
+import { formatDuration } from '../shared/format';
 
 export interface LoadedProfile {
   /** The profile's file: one entry per file. */
@@ -436,7 +437,7 @@ export function registerEditorAnnotations(context: vscode.ExtensionContext): voi
       type Item = vscode.QuickPickItem & { name: string };
       const items: Item[] = entry.kernels.map((k) => ({
         label: labelText(k.name),
-        description: `${k.count}× · ${(k.totalNs / 1e6).toFixed(3)} ms`,
+        description: `${k.count}× · ${formatDuration(k.totalNs)}`,
         name: k.name,
       }));
       const picked = await vscode.window.showQuickPick(items, {

@@ -11,7 +11,7 @@ import {
   hoverMarkdown,
   inlineText,
 } from '../analysis/lineIndex';
-import { commandUri, markdownText, visibleText } from '../model/text';
+import { commandUri, markdownText, visibleText } from '../shared/text';
 import type { DocumentAnnotations, EditorAnnotations } from './editorAnnotations';
 
 const HOVER_COMMANDS = ['flagos.showLineInTimeline', 'flagos.showLineKernels'];

@@ -4,7 +4,6 @@ import {
   buildLineIndex,
   codeLensTitle,
   findDefinitionLine,
-  formatMs,
   heatLevel,
   hoverMarkdown,
   inlineText,
@@ -12,6 +11,7 @@ import {
   lookupFile,
   normalizePath,
 } from '../../extension/analysis/lineIndex';
+import { formatMs } from '../../extension/shared/format';
 import { FILE, makeSynthetic } from './lineIndex.fixture';
 
 function sum(n: number, f: (i: number) => number): number {

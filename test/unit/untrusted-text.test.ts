@@ -38,7 +38,7 @@ import {
   terminalLines,
   terminalText,
   visibleText,
-} from '../../extension/model/text';
+} from '../../extension/shared/text';
 import { unpackTimeline } from '../../extension/protocol';
 import { buildReportHtml } from '../../extension/timeline/report';
 import { encodeTimelineBuffer } from '../../extension/timeline/encode';

@@ -7,7 +7,8 @@ import './bringup.css';
 import type { BringupHostToWebview, BringupView, BringupWebviewToHost } from '../../extension/protocol';
 import type { CheckResult, EvidenceEvent } from '../../extension/analysis/checks/types';
 import type { Diagnostic, Severity } from '../../extension/bringup/types';
-import { visibleLines, visibleText } from '../../extension/model/text';
+import { visibleLines, visibleText } from '../../extension/shared/text';
+import { formatDuration } from '../../extension/shared/format';
 
 interface VsCodeApi {
   postMessage(message: BringupWebviewToHost): void;
@@ -116,7 +117,7 @@ function headerSection(v: BringupView): HTMLElement {
     row(
       'Capture window',
       c?.window
-        ? `${c.window.source}, ${((c.window.endNs - c.window.startNs) / 1e6).toFixed(3)} ms`
+        ? `${c.window.source}, ${formatDuration(c.window.endNs - c.window.startNs)}`
         : c
           ? 'none'
           : undefined,

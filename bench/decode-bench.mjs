@@ -14,16 +14,13 @@ import {
   statSync,
   writeFileSync,
 } from 'node:fs';
-import { createRequire } from 'node:module';
 import os from 'node:os';
 import path from 'node:path';
 import { setImmediate } from 'node:timers/promises';
 import { parseArgs } from 'node:util';
-import { fileURLToPath } from 'node:url';
 import { gzipSync } from 'node:zlib';
-import { build } from 'esbuild';
+import { loadBundle, root } from './lib.mjs';
 
-const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const { values } = parseArgs({ options: { records: { type: 'string' }, runs: { type: 'string' } } });
 const TOTAL = Number(values.records ?? 10_000_000);
 const RUNS = Number(values.runs ?? 3);
@@ -233,25 +230,14 @@ console.log(
 );
 // Opening an agent-mode session as the extension does (decode with metadata, place the events in the profile,
 // link and attribute), against the same events read from a Kineto JSON trace (what kineto mode opens).
-const entry = path.join(root, 'bench', 'out', 'decode-open.cjs');
-await build({
-  stdin: {
-    contents: `
+const lib = await loadBundle(
+  'decode-open',
+  `
       export { importTrace } from './extension/import/kineto';
       export { mergeCapture } from './extension/import/capture';
       export { analyze } from './extension/analysis/analyze';
     `,
-    resolveDir: root,
-    loader: 'ts',
-  },
-  outfile: entry,
-  bundle: true,
-  platform: 'node',
-  format: 'cjs',
-  target: 'node20',
-  logLevel: 'warning',
-});
-const lib = createRequire(import.meta.url)(entry);
+);
 const t0us = Number(T0 / 1000n);
 const cpuTrace = path.join(dir, 'cpu.trace.json.gz');
 writeFileSync(

@@ -6,40 +6,22 @@
 // largest real trace in ../shared/traces imported and analysed (function level: traces carry no call sites).
 // A hover here is what the editor does: map the current line through an edited document's line-shift map, look the
 // line up, and write the Markdown.
-import { build } from 'esbuild';
-import { mkdirSync } from 'node:fs';
-import { createRequire } from 'node:module';
 import * as path from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { loadBundle, root } from './lib.mjs';
 
-const here = path.dirname(fileURLToPath(import.meta.url));
-const root = path.resolve(here, '..');
-const out = path.join(here, 'out');
-mkdirSync(out, { recursive: true });
 const EVENTS = Number(process.env.BENCH_EVENTS ?? 1_000_000);
 const HOVERS = Number(process.env.BENCH_HOVERS ?? 20_000);
 const BUDGET_P99_MS = 5;
 
-const entry = path.join(out, 'hover-entry.cjs');
-await build({
-  stdin: {
-    contents: `
+const lib = await loadBundle(
+  'hover-entry',
+  `
       export * from './extension/analysis/lineIndex';
       export { makeSynthetic, EVENTS_PER_ITERATION, FILE } from './test/unit/lineIndex.fixture';
       export { importTrace } from './extension/import/kineto';
       export { analyze } from './extension/analysis/analyze';
     `,
-    resolveDir: root,
-    loader: 'ts',
-  },
-  outfile: entry,
-  bundle: true,
-  platform: 'node',
-  format: 'cjs',
-  target: 'node20',
-  logLevel: 'warning',
-});
-const lib = createRequire(import.meta.url)(entry);
+);
 
 function percentile(sorted, p) {
   return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))];

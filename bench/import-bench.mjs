@@ -1,29 +1,16 @@
 // npm run bench — importer throughput and peak memory against plain JSON.parse of the same file, in the same run.
 // Inputs: the largest real trace (decompressed to bench/out) and a synthetic ~1 GB trace made by repeating its
 // events with shifted times and ids. Each measurement runs in its own process; the median of the runs is shown.
-import { build } from 'esbuild';
 import { execFileSync } from 'node:child_process';
-import { createWriteStream, existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { createWriteStream, existsSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import * as path from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { loadBundle, out, root } from './lib.mjs';
 import { gunzipSync } from 'node:zlib';
 
-const here = path.dirname(fileURLToPath(import.meta.url));
-const root = path.resolve(here, '..');
-const out = path.join(here, 'out');
-mkdirSync(out, { recursive: true });
 const runs = Number(process.env.BENCH_RUNS ?? 3);
 const targetGB = Number(process.env.BENCH_SYNTHETIC_GB ?? 1);
 
-await build({
-  entryPoints: [path.join(here, 'import-child.ts')],
-  outfile: path.join(out, 'import-child.js'),
-  bundle: true,
-  platform: 'node',
-  format: 'cjs',
-  target: 'node20',
-  logLevel: 'warning',
-});
+await loadBundle('import-child', 'bench/import-child.ts');
 
 const realGz = path.resolve(root, '..', 'shared', 'traces', 'tracelens_h100_owlv2_large.trace.json.gz');
 const real = path.join(out, 'owlv2_large.trace.json');
@@ -35,7 +22,7 @@ if (!existsSync(synthetic)) await writeSynthetic(real, synthetic, targetGB * 1e9
 function measure(mode, file) {
   const results = [];
   for (let i = 0; i < runs; i++) {
-    const line = execFileSync(process.execPath, ['--max-old-space-size=8192', path.join(out, 'import-child.js'), mode, file], {
+    const line = execFileSync(process.execPath, ['--max-old-space-size=8192', path.join(out, 'import-child.cjs'), mode, file], {
       encoding: 'utf8',
       maxBuffer: 1 << 20,
     });

@@ -27,17 +27,27 @@ for (const root of roots)
     const visit = (node) => {
       const isClass = ts.isClassDeclaration(node);
       const isFunction =
-        ts.isFunctionDeclaration(node) || ts.isMethodDeclaration(node) || ts.isConstructorDeclaration(node) ||
-        ((ts.isArrowFunction(node) || ts.isFunctionExpression(node)) && ts.isVariableDeclaration(node.parent));
+        ts.isFunctionDeclaration(node) ||
+        ts.isMethodDeclaration(node) ||
+        ts.isConstructorDeclaration(node) ||
+        ((ts.isArrowFunction(node) || ts.isFunctionExpression(node)) &&
+          ts.isVariableDeclaration(node.parent));
       if ((isFunction && node.body) || (isClass && values.classes)) {
         const start = source.getLineAndCharacterOfPosition(node.getStart()).line + 1;
         const end = source.getLineAndCharacterOfPosition(node.getEnd()).line + 1;
-        const name = node.name?.getText() ?? (ts.isVariableDeclaration(node.parent) ? node.parent.name.getText() : '(anonymous)');
-        units.push({ lines: end - start + 1, where: `${file}:${start}`, name: `${isClass ? 'class ' : ''}${name}` });
+        const name =
+          node.name?.getText() ??
+          (ts.isVariableDeclaration(node.parent) ? node.parent.name.getText() : '(anonymous)');
+        units.push({
+          lines: end - start + 1,
+          where: `${file}:${start}`,
+          name: `${isClass ? 'class ' : ''}${name}`,
+        });
       }
       ts.forEachChild(node, visit);
     };
     visit(source);
   }
 units.sort((a, b) => b.lines - a.lines);
-for (const u of units.slice(0, Number(values.most))) console.log(`${String(u.lines).padStart(5)}  ${u.name}  ${u.where}`);
+for (const u of units.slice(0, Number(values.most)))
+  console.log(`${String(u.lines).padStart(5)}  ${u.name}  ${u.where}`);

@@ -494,24 +494,4 @@ std::string eventName(const ParsedRecord& r, std::string_view pointedName, const
   return "unknown";
 }
 
-std::optional<DeviceEvent> decodeRecord(const uint8_t* record, size_t size, std::string_view pointedName,
-                                        const DecodeContext& context) {
-  ParsedRecord r;
-  if (parseRecord(record, size, r) != RecordClass::Event) return std::nullopt;
-  DeviceEvent e;
-  e.kind = r.kind;
-  e.start_ns = r.start;
-  e.end_ns = r.end;
-  e.correlation_id = r.correlation;
-  auto ext = context.externalByCorrelation.find(r.correlation);
-  if (ext != context.externalByCorrelation.end()) e.external_correlation_id = ext->second;
-  e.device = r.device;
-  e.stream = r.stream;
-  e.thread_id = r.thread;
-  e.name = eventName(r, pointedName, context);
-  auto dev = context.devices.find(r.device);
-  appendMetadata(r, e.external_correlation_id, dev == context.devices.end() ? nullptr : &dev->second, e.metadata);
-  return e;
-}
-
 }  // namespace flagprof::cupti

@@ -67,11 +67,6 @@ struct DecodeContext {
   std::unordered_map<uint32_t, std::string> runtimeNamesFromLibrary;  // ids the generated table lacks
 };
 
-// The whole decode of one event record: kind, times (vendor clock), ids, demangled name, metadata.
-// Returns nothing for records that are not events.
-std::optional<DeviceEvent> decodeRecord(const uint8_t* record, size_t size, std::string_view pointedName,
-                                        const DecodeContext& context);
-
 // The event name for a parsed record; `pointedName` is the kernel name string the record pointed to.
 std::string eventName(const ParsedRecord& r, std::string_view pointedName, const DecodeContext& context);
 

@@ -192,40 +192,4 @@ void appendMetadataJson(const ParsedRecord& r, std::optional<int64_t> externalId
   flagprof::appendMetadataJson(out, m);
 }
 
-std::string eventName(const ParsedRecord& r, std::string_view pointed) {
-  switch (r.kind) {
-    case EventKind::Kernel: {
-      const KernelStrings s = splitKernelStrings(pointed);
-      return s.name.empty() ? std::string("kernel") : demangle(std::string(s.name));
-    }
-    case EventKind::Memcpy: return memcpyName(r);
-    case EventKind::Memset: return memsetName(r);
-    case EventKind::Runtime:
-    case EventKind::Driver: return pointed.empty() ? std::string(kGenericRuntimeName) : std::string(pointed);
-  }
-  return "unknown";
-}
-
-std::optional<DeviceEvent> decodeRecord(const uint8_t* record, size_t size, std::string_view pointed,
-                                        const std::unordered_map<uint32_t, int64_t>& externalByCorrelation) {
-  ParsedRecord r;
-  if (parseRecord(record, size, r) != RecordClass::Event) return std::nullopt;
-  DeviceEvent e;
-  e.kind = r.kind;
-  e.start_ns = r.start;
-  e.end_ns = r.end;
-  e.correlation_id = r.correlation;
-  if (r.correlation != 0) {
-    auto ext = externalByCorrelation.find(r.correlation);
-    if (ext != externalByCorrelation.end()) e.external_correlation_id = ext->second;
-  }
-  e.device = r.device;
-  e.stream = r.stream;
-  e.thread_id = r.thread;
-  e.name = eventName(r, pointed);
-  appendMetadata(r, e.external_correlation_id,
-                 r.kind == EventKind::Kernel ? splitKernelStrings(pointed).type : std::string_view(), e.metadata);
-  return e;
-}
-
 }  // namespace flagprof::mspti

@@ -9,7 +9,6 @@
 #include <optional>
 #include <string>
 #include <string_view>
-#include <unordered_map>
 
 #include "device_tracer.h"
 #include "parsed_record.h"
@@ -50,12 +49,5 @@ void appendMetadata(const ParsedRecord& r, std::optional<int64_t> externalId, st
 // The same as a JSON object, byte for byte what appendMetadata followed by appendMetadataJson(map) print.
 void appendMetadataJson(const ParsedRecord& r, std::optional<int64_t> externalId, std::string_view kernelType,
                         std::string& out);
-
-// The event name; `pointed` is what the record pointed to (the stored kernel strings, or the API name).
-std::string eventName(const ParsedRecord& r, std::string_view pointed);
-
-// The whole decode of one event record. Returns nothing for records that are not events.
-std::optional<DeviceEvent> decodeRecord(const uint8_t* record, size_t size, std::string_view pointed,
-                                        const std::unordered_map<uint32_t, int64_t>& externalByCorrelation);
 
 }  // namespace flagprof::mspti

@@ -36,9 +36,12 @@ describe('golden summaries', () => {
         'golden',
         `${name.replace(/\.(trace\.)?json(\.gz)?$/, '')}.summary.json`,
       );
-      if (process.env.UPDATE_GOLDEN || !existsSync(file)) {
-        writeFileSync(file, `${JSON.stringify(summary, null, 1)}\n`);
-      }
+      if (process.env.UPDATE_GOLDEN) writeFileSync(file, `${JSON.stringify(summary, null, 1)}\n`);
+      // A missing golden file fails: writing it here would make the check pass without anyone reviewing it.
+      expect(
+        existsSync(file),
+        `${path.relative(ROOT, file)} is missing: run UPDATE_GOLDEN=1 and review it`,
+      ).toBe(true);
       expect(summary).toEqual(JSON.parse(readFileSync(file, 'utf8')));
     });
   }

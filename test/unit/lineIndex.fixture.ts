@@ -10,11 +10,15 @@
  *    12      loss.backward()                             -> autograd::backward > launch > 2 kernels
  *    20  for x in batches: step(x)                       (module level)
  *
- * Every number is derived from the iteration index so tests can recompute the expected sums independently.
+ * Every number is derived from the iteration index so tests can recompute the expected sums independently. The
+ * profile is finished by the importer's own pass and analysed by analyze(), as an imported trace is; without call
+ * sites (exact: false) python_function frames name the functions' def lines, as Kineto writes them.
  * Used by the unit tests and by bench/hover-bench.mjs (one million events).
  */
+import { analyze } from '../../extension/analysis/analyze';
+import type { Analysis } from '../../extension/analysis/types';
+import { reindex } from '../../extension/import/finish';
 import { Profile, SliceKind } from '../../extension/model/profile';
-import type { Analysis, LineStat } from '../../extension/analysis/types';
 
 export const FILE = '/home/user/proj/train.py';
 export const EVENTS_PER_ITERATION = 12;
@@ -72,69 +76,6 @@ export function makeSynthetic(options: SyntheticOptions): Synthetic {
     },
   );
   profile.slices.reserve(options.iterations * EVENTS_PER_ITERATION + 16);
-  const lines: LineStat[] = exact
-    ? [
-        {
-          file: FILE,
-          line: 5,
-          function: 'forward',
-          exact: true,
-          cpuNs: 0,
-          deviceNs: 0,
-          ops: 0,
-          topOps: [],
-          topKernels: [],
-        },
-        {
-          file: FILE,
-          line: 11,
-          function: step,
-          exact: true,
-          cpuNs: 0,
-          deviceNs: 0,
-          ops: 0,
-          topOps: [],
-          topKernels: [],
-        },
-        {
-          file: FILE,
-          line: 12,
-          function: step,
-          exact: true,
-          cpuNs: 0,
-          deviceNs: 0,
-          ops: 0,
-          topOps: [],
-          topKernels: [],
-        },
-      ]
-    : [
-        {
-          file: FILE,
-          line: 3,
-          function: 'forward',
-          exact: false,
-          cpuNs: 0,
-          deviceNs: 0,
-          ops: 0,
-          topOps: [],
-          topKernels: [],
-        },
-        {
-          file: FILE,
-          line: 8,
-          function: step,
-          exact: false,
-          cpuNs: 0,
-          deviceNs: 0,
-          ops: 0,
-          topOps: [],
-          topKernels: [],
-        },
-      ];
-  const forwardLine = 0;
-  const sumLine = exact ? 1 : 1;
-  const backwardLine = exact ? 2 : 1;
   const sites = new Map<number, { file: string; line: number; function: string }[]>();
   const chainForward = [
     { file: FILE, line: 5, function: 'forward' },
@@ -154,12 +95,6 @@ export function makeSynthetic(options: SyntheticOptions): Synthetic {
   const reduceNs = (i: number) => (device ? 3_000 + (i % 3) * 500 : 0);
   const backwardKernelNs = (i: number) => (device ? 15_000 + (i % 5) * 250 : 0);
 
-  // Slice rows plus per-slice analysis columns collected alongside.
-  const capacity = options.iterations * EVENTS_PER_ITERATION;
-  const lineOf = new Int32Array(capacity);
-  const opParent = new Int32Array(capacity);
-  const opOf = new Int32Array(capacity);
-  const cpuSelf = new Float64Array(capacity);
   let externalId = 0;
   let correlation = 0;
   const names = {
@@ -173,7 +108,13 @@ export function makeSynthetic(options: SyntheticOptions): Synthetic {
     bwdA: s.intern('ampere_sgemm_64x64_nn'),
     bwdB: s.intern('elementwise_kernel'),
   };
-  const cat = { op: s.intern('cpu_op'), runtime: s.intern('cuda_runtime'), kernel: s.intern('kernel') };
+  const cat = {
+    op: s.intern('cpu_op'),
+    runtime: s.intern('cuda_runtime'),
+    kernel: s.intern('kernel'),
+    python: s.intern('python_function'),
+  };
+  const frames = { forward: s.intern(`${FILE}(3): forward`), step: s.intern(`${FILE}(8): ${step}`) };
 
   const push = (
     kind: SliceKind,
@@ -184,250 +125,50 @@ export function makeSynthetic(options: SyntheticOptions): Synthetic {
     c: number,
     corr: number,
     ext: number,
-    line: number,
-    parent: number,
-    launchedBy: number,
-    self: number,
-  ): number => {
-    const i = profile.slices.push(kind, track, start, dur, name, c, corr, ext, -1);
-    profile.slices.parent[i] = parent;
-    lineOf[i] = line;
-    opParent[i] = kind === SliceKind.CpuOp ? parent : -1;
-    opOf[i] = launchedBy;
-    cpuSelf[i] = self;
-    return i;
-  };
+  ): number => profile.slices.push(kind, track, start, dur, name, c, corr, ext, -1);
 
   let t = 0;
   for (let i = 0; i < options.iterations; i++) {
     // forward: linear (self 2 us) > addmm (self 8 us, the launch is not an op) > launch > gemm
+    if (!exact) push(SliceKind.PythonFunction, cpuTrack, t, 10_000, frames.forward, cat.python, NaN, NaN);
     const extLinear = externalId++;
     const extAddmm = externalId++;
-    const linear = push(
-      SliceKind.CpuOp,
-      cpuTrack,
-      t,
-      10_000,
-      names.linear,
-      cat.op,
-      NaN,
-      extLinear,
-      exact ? forwardLine : forwardLine,
-      -1,
-      -1,
-      2_000,
-    );
-    const addmm = push(
-      SliceKind.CpuOp,
-      cpuTrack,
-      t + 1_000,
-      8_000,
-      names.addmm,
-      cat.op,
-      NaN,
-      extAddmm,
-      exact ? forwardLine : -1,
-      linear,
-      -1,
-      8_000,
-    );
+    const linear = push(SliceKind.CpuOp, cpuTrack, t, 10_000, names.linear, cat.op, NaN, extLinear);
+    const addmm = push(SliceKind.CpuOp, cpuTrack, t + 1_000, 8_000, names.addmm, cat.op, NaN, extAddmm);
     const corrA = correlation++;
-    const launchA = push(
-      SliceKind.Runtime,
-      cpuTrack,
-      t + 2_000,
-      3_000,
-      names.launch,
-      cat.runtime,
-      corrA,
-      extAddmm,
-      -1,
-      addmm,
-      addmm,
-      0,
-    );
+    push(SliceKind.Runtime, cpuTrack, t + 2_000, 3_000, names.launch, cat.runtime, corrA, extAddmm);
     if (device)
-      push(
-        SliceKind.Kernel,
-        gpuTrack,
-        t + 6_000,
-        gemmNs(i),
-        names.gemm,
-        cat.kernel,
-        corrA,
-        extAddmm,
-        -1,
-        -1,
-        addmm,
-        0,
-      );
+      push(SliceKind.Kernel, gpuTrack, t + 6_000, gemmNs(i), names.gemm, cat.kernel, corrA, extAddmm);
     if (exact) {
       sites.set(extLinear, chainForward);
       sites.set(extAddmm, chainForward);
     }
-    void launchA;
     t += 12_000;
-    // step: sum (self 6 us) > launch > reduce
+    // step: sum (self 6 us) > launch > reduce; backward (self 15 us) > 2 launches > 2 kernels
+    if (!exact) push(SliceKind.PythonFunction, cpuTrack, t, 23_000, frames.step, cat.python, NaN, NaN);
     const extSum = externalId++;
-    const sum = push(
-      SliceKind.CpuOp,
-      cpuTrack,
-      t,
-      6_000,
-      names.sum,
-      cat.op,
-      NaN,
-      extSum,
-      sumLine,
-      -1,
-      -1,
-      6_000,
-    );
+    const sum = push(SliceKind.CpuOp, cpuTrack, t, 6_000, names.sum, cat.op, NaN, extSum);
     const corrB = correlation++;
-    push(
-      SliceKind.Runtime,
-      cpuTrack,
-      t + 1_000,
-      2_000,
-      names.launch,
-      cat.runtime,
-      corrB,
-      extSum,
-      -1,
-      sum,
-      sum,
-      0,
-    );
+    push(SliceKind.Runtime, cpuTrack, t + 1_000, 2_000, names.launch, cat.runtime, corrB, extSum);
     if (device)
-      push(
-        SliceKind.Kernel,
-        gpuTrack,
-        t + 4_000,
-        reduceNs(i),
-        names.reduce,
-        cat.kernel,
-        corrB,
-        extSum,
-        -1,
-        -1,
-        sum,
-        0,
-      );
+      push(SliceKind.Kernel, gpuTrack, t + 4_000, reduceNs(i), names.reduce, cat.kernel, corrB, extSum);
     if (exact) sites.set(extSum, chainSum);
     t += 8_000;
-    // step: backward (self 15 us) > 2 launches > 2 kernels
     const extBwd = externalId++;
-    const bwd = push(
-      SliceKind.CpuOp,
-      cpuTrack,
-      t,
-      15_000,
-      names.backward,
-      cat.op,
-      NaN,
-      extBwd,
-      backwardLine,
-      -1,
-      -1,
-      15_000,
-    );
+    const bwd = push(SliceKind.CpuOp, cpuTrack, t, 15_000, names.backward, cat.op, NaN, extBwd);
     const corrC = correlation++;
     const corrD = correlation++;
-    push(
-      SliceKind.Runtime,
-      cpuTrack,
-      t + 1_000,
-      2_000,
-      names.launch,
-      cat.runtime,
-      corrC,
-      extBwd,
-      -1,
-      bwd,
-      bwd,
-      0,
-    );
-    push(
-      SliceKind.Runtime,
-      cpuTrack,
-      t + 5_000,
-      2_000,
-      names.launch,
-      cat.runtime,
-      corrD,
-      extBwd,
-      -1,
-      bwd,
-      bwd,
-      0,
-    );
+    push(SliceKind.Runtime, cpuTrack, t + 1_000, 2_000, names.launch, cat.runtime, corrC, extBwd);
+    push(SliceKind.Runtime, cpuTrack, t + 5_000, 2_000, names.launch, cat.runtime, corrD, extBwd);
     if (device) {
-      push(
-        SliceKind.Kernel,
-        gpuTrack,
-        t + 8_000,
-        backwardKernelNs(i),
-        names.bwdA,
-        cat.kernel,
-        corrC,
-        extBwd,
-        -1,
-        -1,
-        bwd,
-        0,
-      );
-      push(
-        SliceKind.Kernel,
-        gpuTrack,
-        t + 30_000,
-        2_000,
-        names.bwdB,
-        cat.kernel,
-        corrD,
-        extBwd,
-        -1,
-        -1,
-        bwd,
-        0,
-      );
+      push(SliceKind.Kernel, gpuTrack, t + 8_000, backwardKernelNs(i), names.bwdA, cat.kernel, corrC, extBwd);
+      push(SliceKind.Kernel, gpuTrack, t + 30_000, 2_000, names.bwdB, cat.kernel, corrD, extBwd);
     }
     if (exact) sites.set(extBwd, chainBackward);
     t += 20_000;
   }
   profile.eventCount = profile.slices.length;
   if (exact) profile.sites = sites;
-
-  const n = profile.slices.length;
-  const deviceSelfNs = new Float64Array(n);
-  for (let d = 0; d < n; d++) {
-    if (profile.slices.kind[d] === SliceKind.Kernel && opOf[d] >= 0)
-      deviceSelfNs[opOf[d]] += profile.slices.dur[d];
-  }
-  const deviceTotalNs = Float64Array.from(deviceSelfNs);
-  for (let i = n - 1; i >= 0; i--) if (opParent[i] >= 0) deviceTotalNs[opParent[i]] += deviceTotalNs[i];
-
-  const analysis: Analysis = {
-    profile,
-    runtimeOf: new Int32Array(n).fill(-1),
-    opOf: opOf.slice(0, n),
-    provenance: new Uint8Array(n),
-    opParent: opParent.slice(0, n),
-    cpuSelfNs: cpuSelf.slice(0, n),
-    deviceSelfNs,
-    deviceTotalNs,
-    lineOf: lineOf.slice(0, n),
-    externalIdTrusted: true,
-    trustReason: 'synthetic',
-    flows: { paired: 0, startOnly: 0, finishOnly: 0, pairs: [], byCategory: {} },
-    deviceEvents: {
-      total: 0,
-      linkedToRuntime: 0,
-      linkedToOp: 0,
-      byProvenance: { external_id: 0, enclosure: 0, none: 0 },
-    },
-    ops: [],
-    kernels: [],
-    lines,
-  };
-  return { analysis, gemmNs, reduceNs, backwardKernelNs };
+  reindex(profile);
+  return { analysis: analyze(profile), gemmNs, reduceNs, backwardKernelNs };
 }

@@ -8,7 +8,7 @@ import { cpSync, readFileSync, rmSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { build } from 'esbuild';
-import { runCommand } from './workbench.mjs';
+import { quickOpen, runCommand } from './workbench.mjs';
 import { createSteps, startSuite } from './steps.mjs';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
@@ -49,28 +49,6 @@ async function bringupFrame(timeoutMs = 60_000) {
     await page.waitForTimeout(500);
   }
   throw new Error('the bring-up view never rendered');
-}
-
-/** Opens a workspace file with Quick Open and waits for its tab (a custom editor: no text lines to wait for). */
-async function quickOpen(name) {
-  const input = page.locator('.quick-input-widget input.input');
-  for (let i = 0; i < 10; i++) {
-    await page.keyboard.press('Control+P');
-    await input.waitFor({ state: 'visible', timeout: 10_000 });
-    await input.fill(name);
-    try {
-      await page
-        .locator('.quick-input-widget .monaco-list-row.focused', { hasText: name })
-        .waitFor({ timeout: 3_000 });
-      await page.keyboard.press('Enter');
-      await page.locator('.tab.active', { hasText: name }).waitFor({ timeout: 15_000 });
-      return;
-    } catch {
-      await page.keyboard.press('Escape');
-      await page.waitForTimeout(500);
-    }
-  }
-  throw new Error(`could not open ${name} with Quick Open`);
 }
 
 const suite = startSuite(steps, {
@@ -124,7 +102,7 @@ try {
 
   await step('opening the session trace in the trace viewer shows it in the bring-up view', async () => {
     await page.locator('.monaco-workbench').click({ position: { x: 700, y: 450 } });
-    await quickOpen('parity.pt.trace.json.gz');
+    await quickOpen(page, 'parity.pt.trace.json.gz');
     await page.locator('.activitybar .action-item a[aria-label^="FlagOS"]').first().click({ force: true });
     const frame = await bringupFrame();
     await frame.locator('.check').first().waitFor({ timeout: 60_000 });

@@ -9,7 +9,7 @@
 import { copyFileSync, mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { runCommand, webviewFrame } from './workbench.mjs';
+import { quickOpen, runCommand, webviewFrame } from './workbench.mjs';
 import { createSteps, startSuite } from './steps.mjs';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
@@ -26,35 +26,13 @@ const LAUNCHING_OP = 'aten::index_select';
 // A trace no custom editor claims by its name: Open Trace… shows it in a timeline tab of its own.
 const OPENED = 'simple_add.trace.json.gz';
 
-/** Opens a workspace file with Quick Open and waits for its tab (a custom editor: no text lines to wait for). */
-async function quickOpen(name) {
-  const input = page.locator('.quick-input-widget input.input');
-  for (let i = 0; i < 10; i++) {
-    await page.keyboard.press('Control+P');
-    await input.waitFor({ state: 'visible', timeout: 10_000 });
-    await input.fill(name);
-    try {
-      await page
-        .locator('.quick-input-widget .monaco-list-row.focused', { hasText: name })
-        .waitFor({ timeout: 3_000 });
-      await page.keyboard.press('Enter');
-      await page.locator('.tab.active', { hasText: name }).waitFor({ timeout: 15_000 });
-      return;
-    } catch {
-      await page.keyboard.press('Escape');
-      await input.waitFor({ state: 'hidden', timeout: 10_000 });
-    }
-  }
-  throw new Error(`could not open ${name} with Quick Open`);
-}
-
 /**
  * Opens a trace and waits for the timeline's webview. A file opened before the workbench has read the
  * extension's contributions gets the text editor: such a tab is closed and the file opened again.
  */
 async function openTrace(name, ready) {
   for (let attempt = 1; attempt <= 4; attempt++) {
-    await quickOpen(name);
+    await quickOpen(page, name);
     try {
       await ready.waitFor({ timeout: 20_000 });
       return attempt;
@@ -197,7 +175,7 @@ try {
   });
 
   await step('"Reopen Editor With…" offers FlagOS Profiler for a plain .json trace', async () => {
-    await quickOpen('ascend_trace.json');
+    await quickOpen(page, 'ascend_trace.json');
     await runCommand(page, 'View: Reopen Editor With...');
     const row = page.locator('.quick-input-widget .monaco-list-row', { hasText: 'FlagOS Profiler' }).first();
     await row.waitFor({ timeout: 10_000 });

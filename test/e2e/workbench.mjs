@@ -1,22 +1,15 @@
 // Driving the VS Code workbench in Chromium: command palette, quick open, hovers, the status bar, webviews.
+import { createRequire } from 'node:module';
 import { chromium } from 'playwright-core';
 
-export const CHROMIUM_ARGS = [
-  '--no-sandbox',
-  '--disable-gpu',
-  '--disable-quic',
-  '--no-first-run',
-  '--disable-background-networking',
-  '--disable-component-update',
-  '--disable-sync',
-];
+const browser = createRequire(import.meta.url)('../support/chromium.json');
 
 export async function launch(profileDir) {
   return await chromium.launchPersistentContext(profileDir, {
-    executablePath: '/usr/bin/chromium',
+    executablePath: browser.executable,
     headless: true,
     viewport: { width: 1440, height: 900 },
-    args: CHROMIUM_ARGS,
+    args: browser.flags,
   });
 }
 
@@ -112,4 +105,26 @@ export async function hoverWord(page, lineText, word, expect, timeoutMs = 15_000
 /** The webview's document, two iframes deep. */
 export function webviewFrame(page) {
   return page.frameLocator('iframe.webview.ready').frameLocator('#active-frame');
+}
+
+/** Opens a workspace file with Quick Open and waits for its tab (a custom editor: no text lines to wait for). */
+export async function quickOpen(page, name) {
+  const input = page.locator('.quick-input-widget input.input');
+  for (let i = 0; i < 10; i++) {
+    await page.keyboard.press('Control+P');
+    await input.waitFor({ state: 'visible', timeout: 10_000 });
+    await input.fill(name);
+    try {
+      await page
+        .locator('.quick-input-widget .monaco-list-row.focused', { hasText: name })
+        .waitFor({ timeout: 3_000 });
+      await page.keyboard.press('Enter');
+      await page.locator('.tab.active', { hasText: name }).waitFor({ timeout: 15_000 });
+      return;
+    } catch {
+      await page.keyboard.press('Escape');
+      await input.waitFor({ state: 'hidden', timeout: 10_000 });
+    }
+  }
+  throw new Error(`could not open ${name} with Quick Open`);
 }

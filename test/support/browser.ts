@@ -7,20 +7,13 @@ import * as path from 'node:path';
 import { build } from 'esbuild';
 import { chromium, type Browser } from 'playwright-core';
 import type { WebviewBundle } from '../../extension/timeline/report';
+import browserConfig from './chromium.json';
 
 export const ROOT = path.resolve(__dirname, '../..');
 export const TRACES = path.resolve(ROOT, '../shared/traces');
 export const ARTIFACTS = path.join(ROOT, 'test-artifacts');
-export const CHROMIUM = '/usr/bin/chromium';
-export const CHROMIUM_FLAGS = [
-  '--no-sandbox',
-  '--disable-gpu',
-  '--disable-quic',
-  '--no-first-run',
-  '--disable-background-networking',
-  '--disable-component-update',
-  '--disable-sync',
-];
+export const CHROMIUM = browserConfig.executable;
+export const CHROMIUM_FLAGS = browserConfig.flags;
 
 export async function buildWebviewBundle(): Promise<WebviewBundle> {
   const result = await build({

@@ -17,7 +17,7 @@ const lib = await loadBundle(
   'hover-entry',
   `
       export * from './extension/analysis/lineIndex';
-      export { makeSynthetic, EVENTS_PER_ITERATION, FILE } from './test/unit/lineIndex.fixture';
+      export { makeSynthetic, EVENTS_PER_ITERATION, FILE } from './test/fixtures/training-loop';
       export { importTrace } from './extension/import/kineto';
       export { analyze } from './extension/analysis/analyze';
     `,

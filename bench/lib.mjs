@@ -14,7 +14,7 @@ mkdirSync(out, { recursive: true });
 
 const require = createRequire(import.meta.url);
 /** Debian chromium and the flags every headless run here uses (shared with the browser tests and e2e suites). */
-export const chromium = require('../test/support/chromium.json');
+export const chromium = require('../test/helpers/chromium.json');
 
 /**
  * Bundles TypeScript for Node and loads it. `source` is either a file (bench/x.ts) or the text of an entry module

@@ -4,7 +4,7 @@
  */
 import { existsSync } from 'node:fs';
 import { COMMANDS, HELP, fullHelp, usage } from './cli/commands';
-import { UserError } from './cli/errors';
+import { UserError } from './import/errors';
 import { splitProfileArgv } from './cli/profile';
 import { displayPath, quote } from './import/errors';
 import { visibleText } from './shared/text';

@@ -4,17 +4,26 @@
  * an inReplyTo. The profile itself travels as one packed ArrayBuffer of typed columns (packTimeline /
  * unpackTimeline), so a million slices cost a few memcpys instead of a JSON round trip.
  *
- * This module is imported by webview/ too: no Node or 'vscode' imports here.
+ * This module is imported by webview/ too: it imports only extension/shared/ and the bring-up messages.
  */
 
-import type { KernelStat, LineStat, OpStat } from './analysis/types';
+import {
+  COLUMN_ARRAY,
+  columnNames,
+  SLICE_COLUMNS,
+  type ColumnArray,
+  type ColumnsOf,
+  type ColumnSpec,
+} from './shared/columns';
+import type { TrackKind } from './shared/kinds';
+import type { KernelStat, LineStat, OpStat } from './shared/stats';
 
 export const PROTOCOL_VERSION = 1;
 
 // ---------------------------------------------------------------------------------------------------------------
 // The payload
 
-export type TimelineTrackKind = 'cpu' | 'device' | 'other';
+export type TimelineTrackKind = TrackKind;
 
 export interface TimelineTrack {
   /** Track id as in the Profile (the value stored in the slice `track` column). */
@@ -68,40 +77,35 @@ export interface TimelineHeader {
 }
 
 /**
- * The columns, one entry per slice in the Profile's own order (so slice indices are the same on both sides).
+ * The columns: a slice's own (shared/columns.ts), then what the analysis and the encoder add, one entry per
+ * slice in the Profile's own order (so slice indices are the same on both sides) unless said otherwise.
  * Lanes are (track, depth) rows: `laneOrder` lists slice indices grouped by lane and sorted by start, lane L
  * owning laneOrder[laneOffset[L] .. laneOffset[L+1]).
  */
-export interface TimelineColumns {
-  kind: Uint8Array;
-  track: Uint32Array;
-  depth: Uint16Array;
-  start: Float64Array;
-  dur: Float64Array;
-  name: Uint32Array;
-  cat: Uint32Array;
-  /** NaN when absent (a torch External id of 0 is a real id). */
-  correlation: Float64Array;
-  externalId: Float64Array;
-  /** Args index, -1 when none: the args object's JSON text is argsBytes[argsOffset[i] .. argsOffset[i + 1]). */
-  args: Int32Array;
-  argsBytes: Uint8Array;
-  argsOffset: Float64Array;
+export const TIMELINE_COLUMNS = {
+  ...SLICE_COLUMNS,
+  /** The args texts back to back, UTF-8: args index a is argsBytes[argsOffset[a] .. argsOffset[a + 1]). */
+  argsBytes: 'u8',
+  argsOffset: 'f64',
   /** The CPU op that launched a device slice or runtime call, -1 when none. */
-  opOf: Int32Array;
+  opOf: 'i32',
   /** The runtime/driver call that launched a device slice, -1 when none. */
-  runtimeOf: Int32Array;
+  runtimeOf: 'i32',
   /** Index into header.sites, -1 when unknown; device slices inherit their launching op's site. */
-  site: Int32Array;
-  laneOrder: Int32Array;
-  laneTrack: Uint32Array;
-  laneDepth: Uint16Array;
+  site: 'i32',
+  laneOrder: 'i32',
+  /** Per lane. */
+  laneTrack: 'u32',
+  /** Per lane. */
+  laneDepth: 'u16',
   /** laneCount + 1 entries. */
-  laneOffset: Uint32Array;
+  laneOffset: 'u32',
   /** Launch -> device flow pairs, sorted by the start of `flowFrom`. */
-  flowFrom: Int32Array;
-  flowTo: Int32Array;
-}
+  flowFrom: 'i32',
+  flowTo: 'i32',
+} as const satisfies ColumnSpec;
+
+export type TimelineColumns = ColumnsOf<typeof TIMELINE_COLUMNS>;
 
 export interface TimelinePayload {
   header: TimelineHeader;
@@ -109,50 +113,8 @@ export interface TimelinePayload {
 }
 
 type ColumnName = keyof TimelineColumns;
-type ColumnType = 'u8' | 'u16' | 'u32' | 'i32' | 'f64';
 
-const COLUMN_TYPES: Record<ColumnName, ColumnType> = {
-  kind: 'u8',
-  track: 'u32',
-  depth: 'u16',
-  start: 'f64',
-  dur: 'f64',
-  name: 'u32',
-  cat: 'u32',
-  correlation: 'f64',
-  externalId: 'f64',
-  args: 'i32',
-  argsBytes: 'u8',
-  argsOffset: 'f64',
-  opOf: 'i32',
-  runtimeOf: 'i32',
-  site: 'i32',
-  laneOrder: 'i32',
-  laneTrack: 'u32',
-  laneDepth: 'u16',
-  laneOffset: 'u32',
-  flowFrom: 'i32',
-  flowTo: 'i32',
-};
-
-const COLUMN_NAMES = Object.keys(COLUMN_TYPES) as ColumnName[];
-
-type AnyColumn = Uint8Array | Uint16Array | Uint32Array | Int32Array | Float64Array;
-
-function makeColumn(type: ColumnType, buffer: ArrayBuffer, offset: number, length: number): AnyColumn {
-  switch (type) {
-    case 'u8':
-      return new Uint8Array(buffer, offset, length);
-    case 'u16':
-      return new Uint16Array(buffer, offset, length);
-    case 'u32':
-      return new Uint32Array(buffer, offset, length);
-    case 'i32':
-      return new Int32Array(buffer, offset, length);
-    case 'f64':
-      return new Float64Array(buffer, offset, length);
-  }
-}
+const COLUMN_NAMES = columnNames(TIMELINE_COLUMNS);
 
 const MAGIC = 0x50474c46; // "FLGP" little-endian
 
@@ -200,11 +162,12 @@ export function unpackTimeline(buffer: ArrayBuffer): TimelinePayload {
   const jsonLength = view.getUint32(8, true);
   const packed = JSON.parse(new TextDecoder().decode(new Uint8Array(buffer, 12, jsonLength))) as PackedHeader;
   const base = (12 + jsonLength + 7) & ~7;
-  const columns = {} as Record<ColumnName, AnyColumn>;
+  const columns = {} as Record<ColumnName, ColumnArray>;
   for (const entry of packed.layout) {
-    const type = COLUMN_TYPES[entry.name];
-    if (!type) continue;
-    columns[entry.name] = makeColumn(type, buffer, base + entry.offset, entry.length);
+    // Columns this viewer does not know are skipped (and names like 'constructor' are no columns).
+    if (!Object.hasOwn(TIMELINE_COLUMNS, entry.name)) continue;
+    const type = TIMELINE_COLUMNS[entry.name];
+    columns[entry.name] = new COLUMN_ARRAY[type](buffer, base + entry.offset, entry.length);
   }
   for (const name of COLUMN_NAMES) {
     if (!columns[name]) throw new Error(`timeline data lacks the '${name}' column`);

@@ -101,7 +101,9 @@ export function checkLayers(root) {
             .relative(root, path.resolve(path.dirname(file), spec))
             .split(path.sep)
             .join('/');
-          const resolved = [target, `${target}.ts`, `${target}/index.ts`].find((t) => layerOf(t)) ?? target;
+          const resolved =
+            [`${target}.ts`, `${target}/index.ts`, target].find((t) => fs.existsSync(path.join(root, t))) ??
+            target;
           const targetLayer = layerOf(resolved);
           if (!targetLayer) {
             violations.push(`${where}: ${layer} imports ${spec}, outside the product's sources`);

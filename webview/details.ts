@@ -2,7 +2,9 @@
 import type { TimelineSite } from '../extension/protocol';
 import { visibleText } from '../extension/shared/text';
 import { formatDuration } from '../extension/shared/format';
-import { isDevice, KIND_DRIVER, KIND_RUNTIME, type TimelineModel } from './model';
+import { isDeviceKind } from '../extension/shared/kinds';
+import { el } from './dom';
+import type { TimelineModel } from './model';
 
 export interface DetailsActions {
   select(slice: number): void;
@@ -11,16 +13,16 @@ export interface DetailsActions {
 
 const MAX_LINKS = 50;
 
+const HINT =
+  'W/S zoom · A/D pan · drag or Shift+wheel pans · Ctrl+wheel zooms · arrows walk the slices · Enter opens the source · C collapses a process · F fits the selection · 0 fits all';
+
+/** Names, args and paths come from the trace: each shows on one line, whole. */
 function element<K extends keyof HTMLElementTagNameMap>(
   tag: K,
   className?: string,
   text?: string,
 ): HTMLElementTagNameMap[K] {
-  const node = document.createElement(tag);
-  if (className) node.className = className;
-  // Names, args and paths come from the trace: DOM text only, with invisible characters shown.
-  if (text !== undefined) node.textContent = visibleText(text, Infinity);
-  return node;
+  return el(tag, { className, text, oneLine: true });
 }
 
 function sliceLink(model: TimelineModel, slice: number, actions: DetailsActions): HTMLElement {
@@ -45,18 +47,20 @@ export function renderDetails(
   if (slice < 0) {
     container.append(
       element('p', 'details-empty', 'Select a slice to see its details. Click, or search by name above.'),
-      element(
-        'p',
-        'details-hint',
-        'W/S zoom · A/D pan · drag or Shift+wheel pans · Ctrl+wheel zooms · arrows walk the slices · Enter opens the source · C collapses a process · F fits the selection · 0 fits all',
-      ),
+      element('p', 'details-hint', HINT),
     );
     return;
   }
-  const c = model.columns;
   const heading = element('h2', 'details-name', model.nameOf(slice));
   heading.id = 'details-name';
-  container.append(heading);
+  container.append(heading, fieldList(model, slice, actions));
+  const args = argsList(model, slice);
+  if (args) container.append(element('h3', 'details-section', 'Args'), args);
+}
+
+/** The slice's fields: category, track, times, ids, source, and the slices it is linked to. */
+function fieldList(model: TimelineModel, slice: number, actions: DetailsActions): HTMLElement {
+  const c = model.columns;
   const table = element('dl', 'details-fields');
   const field = (label: string, value: string | Node): void => {
     const dd = element('dd');
@@ -73,65 +77,75 @@ export function renderDetails(
   field('End', formatDuration(model.end(slice) - origin));
   if (!Number.isNaN(c.correlation[slice])) field('Correlation id', String(c.correlation[slice]));
   if (!Number.isNaN(c.externalId[slice])) field('External id', String(c.externalId[slice]));
-
   const site = model.siteOf(slice);
-  if (site) {
-    const link = element('a', 'source-link', `${site.file}:${site.line}`);
-    link.href = '#';
-    link.id = 'details-source';
-    link.dataset.file = site.file;
-    link.dataset.line = String(site.line);
-    link.title = site.exact
-      ? 'the call site'
-      : `the definition of ${visibleText(site.function)}() (no call-site record in this trace)`;
-    link.addEventListener('click', (event) => {
-      event.preventDefault();
-      actions.openSource(site);
-    });
-    const wrap = element('span');
-    wrap.append(
-      link,
-      element('span', 'muted', ` ${site.function}() · ${site.exact ? 'call site' : 'function'}`),
-    );
-    field('Source', wrap);
-  }
-
+  if (site) field('Source', sourceLink(site, actions));
   const op = c.opOf[slice];
   const runtime = c.runtimeOf[slice];
   if (op >= 0) field('Launching op', sliceLink(model, op, actions));
   if (runtime >= 0) field('Runtime call', sliceLink(model, runtime, actions));
-  if (!isDevice(c.kind[slice])) {
-    const isLaunch = c.kind[slice] === KIND_RUNTIME || c.kind[slice] === KIND_DRIVER;
-    const launched = Array.from(model.launchedBy(slice)).filter((k) => !isLaunch || c.runtimeOf[k] === slice);
+  if (!isDeviceKind(c.kind[slice])) {
+    const launched = model.launchedFrom(slice);
     if (launched.length > 0) {
-      const list = element('ul', 'launched-list');
-      list.id = 'details-launched';
       let total = 0;
       for (const k of launched) total += c.dur[k];
-      for (const k of launched.slice(0, MAX_LINKS)) {
-        const item = element('li');
-        item.append(sliceLink(model, k, actions), element('span', 'muted', ` ${formatDuration(c.dur[k])}`));
-        list.append(item);
-      }
-      if (launched.length > MAX_LINKS)
-        list.append(element('li', 'muted', `… and ${launched.length - MAX_LINKS} more`));
-      field(`Launched (${launched.length}, ${formatDuration(total)})`, list);
-    }
-  }
-  container.append(table);
-
-  const args = model.argsOf(slice);
-  const keys = Object.keys(args);
-  if (keys.length > 0) {
-    container.append(element('h3', 'details-section', 'Args'));
-    const argsList = element('dl', 'details-fields details-args');
-    for (const key of keys) {
-      const value = args[key];
-      argsList.append(
-        element('dt', undefined, key),
-        element('dd', undefined, typeof value === 'string' ? value : JSON.stringify(value)),
+      field(
+        `Launched (${launched.length}, ${formatDuration(total)})`,
+        launchedList(model, launched, actions),
       );
     }
-    container.append(argsList);
   }
+  return table;
+}
+
+function sourceLink(site: TimelineSite, actions: DetailsActions): HTMLElement {
+  const link = element('a', 'source-link', `${site.file}:${site.line}`);
+  link.href = '#';
+  link.id = 'details-source';
+  link.dataset.file = site.file;
+  link.dataset.line = String(site.line);
+  link.title = site.exact
+    ? 'the call site'
+    : `the definition of ${visibleText(site.function)}() (no call-site record in this trace)`;
+  link.addEventListener('click', (event) => {
+    event.preventDefault();
+    actions.openSource(site);
+  });
+  const wrap = element('span');
+  wrap.append(
+    link,
+    element('span', 'muted', ` ${site.function}() · ${site.exact ? 'call site' : 'function'}`),
+  );
+  return wrap;
+}
+
+function launchedList(model: TimelineModel, launched: number[], actions: DetailsActions): HTMLElement {
+  const list = element('ul', 'launched-list');
+  list.id = 'details-launched';
+  for (const k of launched.slice(0, MAX_LINKS)) {
+    const item = element('li');
+    item.append(
+      sliceLink(model, k, actions),
+      element('span', 'muted', ` ${formatDuration(model.columns.dur[k])}`),
+    );
+    list.append(item);
+  }
+  if (launched.length > MAX_LINKS)
+    list.append(element('li', 'muted', `… and ${launched.length - MAX_LINKS} more`));
+  return list;
+}
+
+/** The args object as a definition list; undefined when the slice has none. */
+function argsList(model: TimelineModel, slice: number): HTMLElement | undefined {
+  const args = model.argsOf(slice);
+  const keys = Object.keys(args);
+  if (keys.length === 0) return undefined;
+  const list = element('dl', 'details-fields details-args');
+  for (const key of keys) {
+    const value = args[key];
+    list.append(
+      element('dt', undefined, key),
+      element('dd', undefined, typeof value === 'string' ? value : JSON.stringify(value)),
+    );
+  }
+  return list;
 }

@@ -10,8 +10,7 @@ import '@vscode-elements/elements/dist/vscode-tabs/index.js';
 import '@vscode-elements/elements/dist/vscode-tab-header/index.js';
 import '@vscode-elements/elements/dist/vscode-tab-panel/index.js';
 import './timeline.css';
-import type { KernelStat, LineStat, OpStat } from '../extension/analysis/types';
-import { visibleLines, visibleText } from '../extension/shared/text';
+import { visibleText } from '../extension/shared/text';
 import {
   unpackTimeline,
   type HostToWebview,
@@ -19,16 +18,13 @@ import {
   type TimelineViewState,
 } from '../extension/protocol';
 import { renderDetails } from './details';
-import { formatCount, formatDuration } from '../extension/shared/format';
+import { el } from './dom';
+import { formatDuration } from '../extension/shared/format';
 import { connectHost, type HostBridge } from './host';
-import { isDevice, KIND_CPU_OP, KIND_USER_ANNOTATION, TimelineModel } from './model';
-import { VirtualTable } from './tables';
-import { TimelineView } from './timeline';
-
-interface SearchState {
-  matches: Int32Array;
-  index: number;
-}
+import { TimelineModel } from './model';
+import { statTables } from './statTables';
+import { TimelineView } from './timeline/view';
+import { SearchBar, toolbar } from './toolbar';
 
 /** Automation hook: benchmarks and browser tests drive and observe the page through it. */
 export interface TimelineAutomation {
@@ -49,16 +45,11 @@ declare global {
   }
 }
 
-function el<K extends keyof HTMLElementTagNameMap>(
-  tag: K,
-  className?: string,
-  text?: string,
-): HTMLElementTagNameMap[K] {
-  const node = document.createElement(tag);
-  if (className) node.className = className;
-  // DOM text only; a name from the trace shows its invisible characters (messages keep their lines).
-  if (text !== undefined) node.textContent = visibleLines(text);
-  return node;
+/** The page's parts that the timeline, the details and the tables are put into. */
+interface Panes {
+  timeline: HTMLElement;
+  details: HTMLElement;
+  tabs: HTMLElement;
 }
 
 class TimelineApp {
@@ -67,7 +58,6 @@ class TimelineApp {
   private readonly live: HTMLElement;
   private view: TimelineView | undefined;
   private model: TimelineModel | undefined;
-  private search: SearchState | undefined;
   private requestId = 0;
   private readonly pending = new Map<number, string>();
   private saveTimer: ReturnType<typeof setTimeout> | undefined;
@@ -75,21 +65,21 @@ class TimelineApp {
   private tab = 0;
 
   constructor(private readonly host: HostBridge) {
-    this.root = el('div', 'app');
+    this.root = el('div', { className: 'app' });
     this.root.id = 'app';
-    this.status = el('div', 'status');
+    this.status = el('div', { className: 'status' });
     this.status.setAttribute('role', 'status');
-    this.live = el('div', 'visually-hidden');
+    this.live = el('div', { className: 'visually-hidden' });
     this.live.setAttribute('aria-live', 'polite');
     document.body.append(this.root, this.live);
     this.showMessage('Loading profile…', '');
   }
 
   showMessage(title: string, message: string, error = false): void {
-    const box = el('div', `message${error ? ' error' : ''}`);
+    const box = el('div', { className: `message${error ? ' error' : ''}` });
     box.setAttribute('role', error ? 'alert' : 'status');
-    box.append(el('h1', undefined, title));
-    if (message) box.append(el('p', 'message-text', message));
+    box.append(el('h1', { text: title }));
+    if (message) box.append(el('p', { className: 'message-text', text: message }));
     this.root.replaceChildren(box);
     if (error) window.flagprofTimelineError = message;
   }
@@ -122,145 +112,80 @@ class TimelineApp {
     this.status.textContent = text;
   }
 
+  /** Shows a profile: the page's parts, the timeline's first frame, then the rest of the work in idle time. */
   load(buffer: ArrayBuffer, select?: number): void {
     const arrived = performance.now();
-    let model: TimelineModel;
-    try {
-      model = new TimelineModel(unpackTimeline(buffer));
-    } catch (error) {
-      this.showMessage('The profile could not be shown', (error as Error).message, true);
-      return;
-    }
+    const model = this.unpack(buffer);
+    if (!model) return;
     this.model = model;
     this.source = model.header.source;
     document.title = `${visibleText(model.header.title)} — FlagOS Profiler`;
-    this.root.replaceChildren();
-
-    const toolbar = el('div', 'toolbar');
-    toolbar.setAttribute('role', 'toolbar');
-    toolbar.setAttribute('aria-label', 'Timeline');
-    const title = el('span', 'title', visibleText(model.header.title, Infinity));
-    title.title = visibleText(model.header.source, Infinity);
-    const fit = document.createElement('vscode-button');
-    fit.textContent = 'Fit';
-    fit.id = 'fit';
-    fit.setAttribute('secondary', '');
-    fit.title = 'Show the whole profile (0)';
-    fit.addEventListener('click', () => this.view?.fit());
-    const searchBox = document.createElement('vscode-textfield');
-    searchBox.id = 'search';
-    searchBox.setAttribute('placeholder', 'Search slices by name');
-    searchBox.setAttribute('aria-label', 'Search slices by name');
-    const regex = document.createElement('vscode-checkbox');
-    regex.id = 'search-regex';
-    regex.setAttribute('label', 'Regex');
-    const previous = document.createElement('vscode-button');
-    previous.id = 'search-previous';
-    previous.textContent = '‹';
-    previous.title = 'Previous match (Shift+Enter)';
-    previous.setAttribute('secondary', '');
-    const next = document.createElement('vscode-button');
-    next.id = 'search-next';
-    next.textContent = '›';
-    next.title = 'Next match (Enter)';
-    next.setAttribute('secondary', '');
-    const count = el('span', 'search-count');
-    count.id = 'search-count';
-    count.setAttribute('aria-live', 'polite');
-    const runSearch = (): void => {
-      const text = searchBox.value;
-      if (!text) {
-        this.search = undefined;
-        this.view?.setSearchMatches(undefined);
-        count.textContent = '';
-        return;
-      }
-      const result = model.search(text, regex.checked);
-      if ('error' in result) {
-        count.textContent = `invalid regex: ${result.error}`;
-        this.search = undefined;
-        this.view?.setSearchMatches(undefined);
-        return;
-      }
-      this.search = { matches: result.matches, index: -1 };
-      this.view?.setSearchMatches(result.nameMatches);
-      count.textContent = `${formatCount(result.matches.length)} matches`;
-    };
-    const step = (delta: number): void => {
-      if (!this.search) runSearch();
-      const s = this.search;
-      if (!s || s.matches.length === 0) return;
-      s.index = (s.index + delta + s.matches.length) % s.matches.length;
-      this.view?.select(s.matches[s.index]);
-      count.textContent = `${formatCount(s.index + 1)} of ${formatCount(s.matches.length)}`;
-    };
-    let searchTimer: ReturnType<typeof setTimeout> | undefined;
-    let pending = false;
-    searchBox.addEventListener('input', () => {
-      clearTimeout(searchTimer);
-      pending = true;
-      searchTimer = setTimeout(() => {
-        pending = false;
-        runSearch();
-      }, 150);
-    });
-    searchBox.addEventListener('keydown', (event) => {
-      if (event.key !== 'Enter') return;
-      clearTimeout(searchTimer);
-      const stale = pending;
-      pending = false;
-      // A search still pending for the latest keystrokes must run first, or Enter would step through stale matches.
-      if (!this.search || this.search.matches.length === 0 || stale) runSearch();
-      step(event.shiftKey ? -1 : 1);
-      event.preventDefault();
-    });
-    regex.addEventListener('change', runSearch);
-    previous.addEventListener('click', () => step(-1));
-    next.addEventListener('click', () => step(1));
-    const summary = el(
-      'span',
-      'summary',
-      `${formatCount(model.sliceCount)} slices · ${formatCount(model.header.tracks.length)} tracks · ${formatDuration(model.header.endNs - model.header.startNs)}`,
-    );
-    if (model.header.warnings.length > 0) {
-      summary.textContent += ` · ${model.header.warnings.length} import warnings`;
-      summary.title = model.header.warnings.slice(0, 20).join('\n');
+    const search = new SearchBar(model, () => this.view);
+    const panes = this.layOut(model, search);
+    const view = this.showTimeline(model, panes);
+    for (const { name, element } of statTables(model, (slice) => view.select(slice))) {
+      addTab(panes.tabs, name, element);
     }
-    toolbar.append(title, fit, searchBox, regex, previous, next, count, summary);
+    this.restore(model, select);
+    view.render();
+    const firstFrameMs = performance.now() - arrived;
+    window.flagprofTimeline = {
+      view,
+      model,
+      firstFrameMs,
+      levelsReady: prebuildLevels(model),
+      select: (slice) => view.select(slice),
+      search: (text, regex = false) => search.search(text, regex),
+    };
+    this.setStatus(`First frame in ${firstFrameMs.toFixed(0)} ms`);
+    this.saveState();
+    new MutationObserver(() => view.refreshTheme()).observe(document.body, {
+      attributes: true,
+      attributeFilter: ['class'],
+    });
+  }
 
-    const main = el('div', 'main');
-    const timelineHost = el('div', 'timeline');
-    timelineHost.id = 'timeline';
-    const details = el('aside', 'details');
+  private unpack(buffer: ArrayBuffer): TimelineModel | undefined {
+    try {
+      return new TimelineModel(unpackTimeline(buffer));
+    } catch (error) {
+      this.showMessage('The profile could not be shown', (error as Error).message, true);
+      return undefined;
+    }
+  }
+
+  /** The page: toolbar, the timeline beside its details panel, the tables' tabs, the status line. */
+  private layOut(model: TimelineModel, search: SearchBar): Panes {
+    this.root.replaceChildren();
+    const bar = toolbar(model, search, () => this.view?.fit());
+    const main = el('div', { className: 'main' });
+    const timeline = el('div', { className: 'timeline' });
+    timeline.id = 'timeline';
+    const details = el('aside', { className: 'details' });
     details.id = 'details';
     details.setAttribute('aria-label', 'Slice details');
-    main.append(timelineHost, details);
-
-    const tables = el('div', 'tables');
+    main.append(timeline, details);
+    const tables = el('div', { className: 'tables' });
     const tabs = document.createElement('vscode-tabs');
     tabs.setAttribute('panel', '');
-    const addTab = (name: string, table: { element: HTMLElement }): void => {
-      const header = document.createElement('vscode-tab-header');
-      header.setAttribute('slot', 'header');
-      header.textContent = name;
-      const panel = document.createElement('vscode-tab-panel');
-      panel.append(table.element);
-      tabs.append(header, panel);
-    };
     tabs.addEventListener('vsc-tabs-select', (event) => {
       this.tab = (event as CustomEvent<{ selectedIndex: number }>).detail.selectedIndex;
       this.saveState();
     });
-    this.root.append(toolbar, main, tables, this.status);
+    this.root.append(bar, main, tables, this.status);
     tables.append(tabs);
+    return { timeline, details, tabs };
+  }
 
+  /** The canvas timeline, its selection shown in the details panel and announced to screen readers. */
+  private showTimeline(model: TimelineModel, panes: Panes): TimelineView {
     const actions = {
       select: (slice: number) => this.view?.select(slice),
       openSource: (site: TimelineSite) => this.openSource(site),
     };
-    const view = new TimelineView(timelineHost, model, {
+    const view = new TimelineView(panes.timeline, model, {
       onSelect: (slice) => {
-        renderDetails(details, model, slice, actions);
+        renderDetails(panes.details, model, slice, actions);
         if (slice >= 0) {
           this.live.textContent = `${visibleText(model.nameOf(slice))}, ${model.kindOf(slice)}, ${formatDuration(model.columns.dur[slice])}`;
         }
@@ -273,157 +198,27 @@ class TimelineApp {
       },
     });
     this.view = view;
-    renderDetails(details, model, -1, actions);
-
-    const selectByName = (name: string, accept: (slice: number) => boolean): void => {
-      const id = model.strings.indexOf(name);
-      if (id < 0) return;
-      const names = model.columns.name;
-      const slice = model.longest((i) => names[i] === id && accept(i));
-      if (slice >= 0) view.select(slice);
-    };
-    const kinds = model.columns.kind;
-    addTab(
-      'Ops',
-      new VirtualTable<OpStat>(
-        'Ops',
-        [
-          { title: 'Op', value: (r) => r.name },
-          { title: 'Calls', value: (r) => r.calls, format: (r) => formatCount(r.calls), numeric: true },
-          {
-            title: 'Device self',
-            value: (r) => r.deviceSelfNs,
-            format: (r) => formatDuration(r.deviceSelfNs),
-            numeric: true,
-          },
-          {
-            title: 'Device total',
-            value: (r) => r.deviceTotalNs,
-            format: (r) => formatDuration(r.deviceTotalNs),
-            numeric: true,
-          },
-          {
-            title: 'CPU self',
-            value: (r) => r.cpuSelfNs,
-            format: (r) => formatDuration(r.cpuSelfNs),
-            numeric: true,
-          },
-          {
-            title: 'CPU total',
-            value: (r) => r.cpuTotalNs,
-            format: (r) => formatDuration(r.cpuTotalNs),
-            numeric: true,
-          },
-        ],
-        model.header.tables.ops,
-        (row) => selectByName(row.name, (i) => kinds[i] === KIND_CPU_OP || kinds[i] === KIND_USER_ANNOTATION),
-      ),
-    );
-    addTab(
-      'Kernels',
-      new VirtualTable<KernelStat>(
-        'Kernels',
-        [
-          { title: 'Kernel', value: (r) => r.name },
-          { title: 'Kind', value: (r) => r.kind },
-          { title: 'Count', value: (r) => r.count, format: (r) => formatCount(r.count), numeric: true },
-          {
-            title: 'Total',
-            value: (r) => r.totalNs,
-            format: (r) => formatDuration(r.totalNs),
-            numeric: true,
-          },
-          {
-            title: 'Average',
-            value: (r) => r.totalNs / Math.max(1, r.count),
-            format: (r) => formatDuration(r.totalNs / Math.max(1, r.count)),
-            numeric: true,
-          },
-          { title: 'Top op', value: (r) => r.topOp },
-        ],
-        model.header.tables.kernels,
-        (row) => selectByName(row.name, (i) => isDevice(kinds[i])),
-      ),
-    );
-    const lineIndex = new Map(model.header.tables.lines.map((line, index) => [line, index]));
-    addTab(
-      'Lines',
-      new VirtualTable<LineStat>(
-        'Lines',
-        [
-          {
-            title: 'Source',
-            value: (r) => `${r.file}:${String(r.line).padStart(7, '0')}`,
-            format: (r) => `${r.file.split(/[\\/]/).pop()}:${r.line}`,
-          },
-          { title: 'Function', value: (r) => r.function },
-          {
-            title: 'Device',
-            value: (r) => r.deviceNs,
-            format: (r) => formatDuration(r.deviceNs),
-            numeric: true,
-          },
-          { title: 'CPU', value: (r) => r.cpuNs, format: (r) => formatDuration(r.cpuNs), numeric: true },
-          { title: 'Ops', value: (r) => r.ops, format: (r) => formatCount(r.ops), numeric: true },
-          { title: 'Site', value: (r) => (r.exact ? 'call site' : 'function') },
-        ],
-        model.header.tables.lines,
-        (row) => {
-          const index = lineIndex.get(row) ?? -1;
-          const site = model.columns.site;
-          const slice = model.longest((i) => site[i] === index && !isDevice(kinds[i]));
-          if (slice >= 0) view.select(slice);
-        },
-      ),
-    );
-
-    const state = this.host.getState();
-    if (state && state.source === this.source) this.restore(state);
-    if (select !== undefined && select >= 0 && select < model.sliceCount) view.select(select);
-    view.render();
-    const firstFrameMs = performance.now() - arrived;
-    // The remaining levels of detail are built in idle slices, so later zooms never wait for one.
-    const levelsReady = new Promise<number>((resolve) => {
-      const began = performance.now();
-      const work = (): void => {
-        if (model.prebuildLevels(8)) setTimeout(work, 0);
-        else resolve(performance.now() - began);
-      };
-      setTimeout(work, 0);
-    });
-    window.flagprofTimeline = {
-      view,
-      model,
-      firstFrameMs,
-      levelsReady,
-      select: (slice) => view.select(slice),
-      search: (text, useRegex = false) => {
-        searchBox.value = text;
-        regex.checked = useRegex;
-        runSearch();
-        return this.search?.matches.length ?? 0;
-      },
-    };
-    this.setStatus(`First frame in ${firstFrameMs.toFixed(0)} ms`);
-    this.saveState();
-    new MutationObserver(() => view.refreshTheme()).observe(document.body, {
-      attributes: true,
-      attributeFilter: ['class'],
-    });
+    renderDetails(panes.details, model, -1, actions);
+    return view;
   }
 
-  private restore(state: TimelineViewState): void {
+  /** What the panel showed before it was hidden or reloaded (same profile only), then the host's selection. */
+  private restore(model: TimelineModel, select: number | undefined): void {
     const view = this.view!;
-    if (state.viewStartNs !== undefined && state.viewEndNs !== undefined) {
-      view.setView(state.viewStartNs, state.viewEndNs, state.scrollTop ?? 0);
+    const state = this.host.getState();
+    if (state && state.source === this.source) {
+      if (state.viewStartNs !== undefined && state.viewEndNs !== undefined) {
+        view.setView(state.viewStartNs, state.viewEndNs, state.scrollTop ?? 0);
+      }
+      if (state.selected !== undefined && state.selected >= 0 && state.selected < model.sliceCount) {
+        view.select(state.selected, false);
+      }
+      if (state.tab !== undefined) {
+        const tabs = this.root.querySelector('vscode-tabs');
+        if (tabs) (tabs as HTMLElement & { selectedIndex: number }).selectedIndex = state.tab;
+      }
     }
-    if (state.selected !== undefined && state.selected >= 0 && state.selected < this.model!.sliceCount) {
-      view.select(state.selected, false);
-    }
-    if (state.tab !== undefined) {
-      const tabs = this.root.querySelector('vscode-tabs');
-      if (tabs) (tabs as HTMLElement & { selectedIndex: number }).selectedIndex = state.tab;
-    }
+    if (select !== undefined && select >= 0 && select < model.sliceCount) view.select(select);
   }
 
   private saveState(): void {
@@ -431,14 +226,15 @@ class TimelineApp {
     this.saveTimer = setTimeout(() => {
       const view = this.view;
       if (!view) return;
-      this.host.setState({
+      const state: TimelineViewState = {
         source: this.source,
         viewStartNs: view.viewStart,
         viewEndNs: view.viewEnd,
         scrollTop: view.scrollTop,
         selected: view.selected,
         tab: this.tab,
-      });
+      };
+      this.host.setState(state);
     }, 200);
   }
 
@@ -448,6 +244,27 @@ class TimelineApp {
     this.host.post({ type: 'openSource', requestId, file: site.file, line: site.line });
     if (this.host.standalone) this.setStatus(`${site.file}:${site.line} (${site.function})`);
   }
+}
+
+function addTab(tabs: HTMLElement, name: string, content: HTMLElement): void {
+  const header = document.createElement('vscode-tab-header');
+  header.setAttribute('slot', 'header');
+  header.textContent = name;
+  const panel = document.createElement('vscode-tab-panel');
+  panel.append(content);
+  tabs.append(header, panel);
+}
+
+/** Builds the remaining levels of detail in idle slices, so later zooms never wait for one; resolves with the ms. */
+function prebuildLevels(model: TimelineModel): Promise<number> {
+  return new Promise<number>((resolve) => {
+    const began = performance.now();
+    const work = (): void => {
+      if (model.prebuildLevels(8)) setTimeout(work, 0);
+      else resolve(performance.now() - began);
+    };
+    setTimeout(work, 0);
+  });
 }
 
 async function embeddedPayload(): Promise<ArrayBuffer | undefined> {

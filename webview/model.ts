@@ -9,22 +9,8 @@ import type {
   TimelineSite,
   TimelineTrack,
 } from '../extension/protocol';
+import { isDeviceKind, isLaunchKind, SLICE_KIND_NAMES } from '../extension/shared/kinds';
 import { LaneLod } from './lod';
-import { SLICE_KIND_NAMES } from '../extension/model/profile';
-
-/** Slice kind names, indexed by the SliceKind values the payload's kind column carries. */
-export const KIND_NAMES = SLICE_KIND_NAMES;
-export const KIND_KERNEL = 5;
-export const KIND_MEMCPY = 6;
-export const KIND_MEMSET = 7;
-export const KIND_RUNTIME = 3;
-export const KIND_DRIVER = 4;
-export const KIND_CPU_OP = 0;
-export const KIND_USER_ANNOTATION = 2;
-
-export function isDevice(kind: number): boolean {
-  return kind === KIND_KERNEL || kind === KIND_MEMCPY || kind === KIND_MEMSET;
-}
 
 export interface Lane {
   readonly index: number;
@@ -38,9 +24,9 @@ export class TimelineModel {
   readonly header: TimelineHeader;
   readonly columns: TimelineColumns;
   readonly strings: string[];
-  readonly lanes: Lane[] = [];
+  readonly lanes: Lane[];
   /** Per track id: its lanes by depth. */
-  readonly lanesOfTrack = new Map<number, Lane[]>();
+  readonly lanesOfTrack: Map<number, Lane[]>;
   /** Per slice: its lane index (for hit tests, reveal and flows). */
   readonly laneOfSlice: Int32Array;
   private launchedIndex: { offset: Uint32Array; items: Int32Array } | undefined;
@@ -50,29 +36,10 @@ export class TimelineModel {
     this.header = payload.header;
     this.columns = payload.columns;
     this.strings = payload.header.strings;
-    const c = this.columns;
-    const span = Math.max(1, this.header.endNs - this.header.startNs);
-    const maxShift = Math.ceil(Math.log2(span)) + 1;
-    const trackById = new Map(this.header.tracks.map((t) => [t.id, t]));
-    this.laneOfSlice = new Int32Array(this.header.sliceCount).fill(-1);
-    const laneCount = c.laneTrack.length;
-    for (let l = 0; l < laneCount; l++) {
-      const track = trackById.get(c.laneTrack[l]);
-      if (!track) continue;
-      const order = c.laneOrder.subarray(c.laneOffset[l], c.laneOffset[l + 1]);
-      for (let k = 0; k < order.length; k++) this.laneOfSlice[order[k]] = this.lanes.length;
-      const lane: Lane = {
-        index: this.lanes.length,
-        track,
-        depth: c.laneDepth[l],
-        order,
-        lod: new LaneLod(order, c.start, c.dur, maxShift),
-      };
-      this.lanes.push(lane);
-      let list = this.lanesOfTrack.get(track.id);
-      if (!list) this.lanesOfTrack.set(track.id, (list = []));
-      list[lane.depth] = lane;
-    }
+    const lanes = buildLanes(this.header, this.columns);
+    this.lanes = lanes.lanes;
+    this.lanesOfTrack = lanes.lanesOfTrack;
+    this.laneOfSlice = lanes.laneOfSlice;
   }
 
   private prebuildLane = 0;
@@ -100,7 +67,7 @@ export class TimelineModel {
   }
 
   kindOf(slice: number): string {
-    return KIND_NAMES[this.columns.kind[slice]] ?? 'other';
+    return SLICE_KIND_NAMES[this.columns.kind[slice]] ?? 'other';
   }
 
   end(slice: number): number {
@@ -126,32 +93,26 @@ export class TimelineModel {
     return s >= 0 ? this.header.sites[s] : undefined;
   }
 
-  /** Device slices and runtime calls launched by `op` (or, for a runtime call, the device slices it launched). */
+  /** Device slices launched by `op` (or, for a runtime call, the device slices it launched). */
   launchedBy(slice: number): Int32Array {
-    if (!this.launchedIndex) {
-      // CSR over opOf and runtimeOf together: opOf for ops, runtimeOf for runtime calls.
-      const n = this.sliceCount;
-      const { opOf, runtimeOf, kind } = this.columns;
-      const offset = new Uint32Array(n + 1);
-      for (let i = 0; i < n; i++) {
-        if (!isDevice(kind[i])) continue;
-        if (opOf[i] >= 0) offset[opOf[i] + 1]++;
-        if (runtimeOf[i] >= 0) offset[runtimeOf[i] + 1]++;
-      }
-      for (let i = 0; i < n; i++) offset[i + 1] += offset[i];
-      const items = new Int32Array(offset[n]);
-      const cursor = offset.slice(0, n);
-      for (let i = 0; i < n; i++) {
-        if (!isDevice(kind[i])) continue;
-        if (opOf[i] >= 0) items[cursor[opOf[i]]++] = i;
-        if (runtimeOf[i] >= 0) items[cursor[runtimeOf[i]]++] = i;
-      }
-      this.launchedIndex = { offset, items };
+    this.launchedIndex ??= launchIndex(this.columns, this.sliceCount);
+    const { offset, items } = this.launchedIndex;
+    return items.subarray(offset[slice], offset[slice + 1]);
+  }
+
+  /**
+   * The device slices `slice` launched, up to `limit`: for a runtime call those it launched itself, for an op
+   * those launched under it.
+   */
+  launchedFrom(slice: number, limit = Infinity): number[] {
+    const launched = this.launchedBy(slice);
+    const { kind, runtimeOf } = this.columns;
+    const isLaunch = isLaunchKind(kind[slice]);
+    const list: number[] = [];
+    for (let k = 0; k < launched.length && list.length < limit; k++) {
+      if (!isLaunch || runtimeOf[launched[k]] === slice) list.push(launched[k]);
     }
-    return this.launchedIndex.items.subarray(
-      this.launchedIndex.offset[slice],
-      this.launchedIndex.offset[slice + 1],
-    );
+    return list;
   }
 
   /** Slices whose name matches, sorted by start. */
@@ -159,28 +120,9 @@ export class TimelineModel {
     pattern: string,
     regex: boolean,
   ): { matches: Int32Array; nameMatches: Uint8Array } | { error: string } {
-    let test: (name: string) => boolean;
-    if (regex) {
-      let re: RegExp;
-      try {
-        re = new RegExp(pattern, 'i');
-      } catch (error) {
-        return { error: (error as Error).message };
-      }
-      test = (name) => re.test(name);
-    } else {
-      const needle = pattern.toLowerCase();
-      test = (name) => name.toLowerCase().includes(needle);
-    }
-    const nameMatches = new Uint8Array(this.strings.length);
-    let any = false;
-    for (let s = 1; s < this.strings.length; s++) {
-      if (test(this.strings[s])) {
-        nameMatches[s] = 1;
-        any = true;
-      }
-    }
-    if (!any) return { matches: new Int32Array(0), nameMatches };
+    const nameMatches = matchNames(this.strings, pattern, regex);
+    if ('error' in nameMatches) return nameMatches;
+    if (!nameMatches.includes(1)) return { matches: new Int32Array(0), nameMatches };
     const name = this.columns.name;
     let count = 0;
     for (let i = 0; i < this.sliceCount; i++) count += nameMatches[name[i]];
@@ -198,4 +140,79 @@ export class TimelineModel {
     for (let i = 0; i < this.sliceCount; i++) if (accept(i) && (best < 0 || dur[i] > dur[best])) best = i;
     return best;
   }
+}
+
+/** The lanes of the payload's lane columns, each with its level-of-detail pyramid, and the lane of each slice. */
+function buildLanes(
+  header: TimelineHeader,
+  c: TimelineColumns,
+): { lanes: Lane[]; lanesOfTrack: Map<number, Lane[]>; laneOfSlice: Int32Array } {
+  const lanes: Lane[] = [];
+  const lanesOfTrack = new Map<number, Lane[]>();
+  const laneOfSlice = new Int32Array(header.sliceCount).fill(-1);
+  const span = Math.max(1, header.endNs - header.startNs);
+  const maxShift = Math.ceil(Math.log2(span)) + 1;
+  const trackById = new Map(header.tracks.map((t) => [t.id, t]));
+  for (let l = 0; l < c.laneTrack.length; l++) {
+    const track = trackById.get(c.laneTrack[l]);
+    if (!track) continue;
+    const order = c.laneOrder.subarray(c.laneOffset[l], c.laneOffset[l + 1]);
+    for (let k = 0; k < order.length; k++) laneOfSlice[order[k]] = lanes.length;
+    const lane: Lane = {
+      index: lanes.length,
+      track,
+      depth: c.laneDepth[l],
+      order,
+      lod: new LaneLod(order, c.start, c.dur, maxShift),
+    };
+    lanes.push(lane);
+    let list = lanesOfTrack.get(track.id);
+    if (!list) lanesOfTrack.set(track.id, (list = []));
+    list[lane.depth] = lane;
+  }
+  return { lanes, lanesOfTrack, laneOfSlice };
+}
+
+/**
+ * Device slices by the slice that launched them, as CSR over opOf and runtimeOf together: opOf for ops,
+ * runtimeOf for runtime calls; slice s owns items[offset[s] .. offset[s + 1]).
+ */
+function launchIndex(c: TimelineColumns, n: number): { offset: Uint32Array; items: Int32Array } {
+  const { opOf, runtimeOf, kind } = c;
+  const offset = new Uint32Array(n + 1);
+  for (let i = 0; i < n; i++) {
+    if (!isDeviceKind(kind[i])) continue;
+    if (opOf[i] >= 0) offset[opOf[i] + 1]++;
+    if (runtimeOf[i] >= 0) offset[runtimeOf[i] + 1]++;
+  }
+  for (let i = 0; i < n; i++) offset[i + 1] += offset[i];
+  const items = new Int32Array(offset[n]);
+  const cursor = offset.slice(0, n);
+  for (let i = 0; i < n; i++) {
+    if (!isDeviceKind(kind[i])) continue;
+    if (opOf[i] >= 0) items[cursor[opOf[i]]++] = i;
+    if (runtimeOf[i] >= 0) items[cursor[runtimeOf[i]]++] = i;
+  }
+  return { offset, items };
+}
+
+/** Per string id: 1 when the string matches (case-insensitive substring, or regex); the regex's error if bad. */
+function matchNames(strings: string[], pattern: string, regex: boolean): Uint8Array | { error: string } {
+  let test: (name: string) => boolean;
+  if (regex) {
+    let re: RegExp;
+    try {
+      re = new RegExp(pattern, 'i');
+    } catch (error) {
+      return { error: (error as Error).message };
+    }
+    test = (name) => re.test(name);
+  } else {
+    const needle = pattern.toLowerCase();
+    test = (name) => name.toLowerCase().includes(needle);
+  }
+  const nameMatches = new Uint8Array(strings.length);
+  // String 0 is the empty name.
+  for (let s = 1; s < strings.length; s++) if (test(strings[s])) nameMatches[s] = 1;
+  return nameMatches;
 }

@@ -36,19 +36,7 @@ export class VirtualTable<Row> {
     this.element.setAttribute('role', 'grid');
     this.element.setAttribute('aria-label', name);
     this.element.setAttribute('aria-rowcount', String(rows.length + 1));
-    const header = document.createElement('div');
-    header.className = 'vtable-row vtable-header';
-    header.setAttribute('role', 'row');
-    columns.forEach((column, index) => {
-      const cell = document.createElement('button');
-      cell.className = `vtable-cell${column.numeric ? ' numeric' : ''} col-${index}`;
-      cell.setAttribute('role', 'columnheader');
-      cell.setAttribute('aria-sort', 'none');
-      cell.textContent = column.title;
-      cell.addEventListener('click', () => this.sortBy(index));
-      this.headerCells.push(cell);
-      header.append(cell);
-    });
+    const header = this.headerRow();
     this.body = document.createElement('div');
     this.body.className = 'vtable-body';
     this.body.tabIndex = 0;
@@ -63,6 +51,24 @@ export class VirtualTable<Row> {
     this.body.addEventListener('keydown', (event) => this.onKey(event));
     new ResizeObserver(() => this.renderRows()).observe(this.body);
     this.spacer.style.height = `${this.rows.length * ROW_HEIGHT}px`;
+  }
+
+  /** The column titles: buttons that sort by their column. */
+  private headerRow(): HTMLElement {
+    const header = document.createElement('div');
+    header.className = 'vtable-row vtable-header';
+    header.setAttribute('role', 'row');
+    this.columns.forEach((column, index) => {
+      const cell = document.createElement('button');
+      cell.className = `vtable-cell${column.numeric ? ' numeric' : ''} col-${index}`;
+      cell.setAttribute('role', 'columnheader');
+      cell.setAttribute('aria-sort', 'none');
+      cell.textContent = column.title;
+      cell.addEventListener('click', () => this.sortBy(index));
+      this.headerCells.push(cell);
+      header.append(cell);
+    });
+    return header;
   }
 
   sortBy(index: number): void {

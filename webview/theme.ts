@@ -80,3 +80,38 @@ export function colourIndex(name: string, paletteSize: number): number {
   }
   return (h >>> 0) % paletteSize;
 }
+
+/** The theme's colours as RGBA pixels (little-endian ABGR words), for painting into an ImageData. */
+export interface ThemePixels {
+  background: number;
+  header: number;
+  grid: number;
+  palette: Uint32Array;
+}
+
+let resolvedPixels: { theme: Theme; pixels: ThemePixels } | undefined;
+
+/** The theme's colours as pixels, resolved by a canvas itself (any CSS colour syntax), once per theme read. */
+export function themePixels(theme: Theme): ThemePixels {
+  if (resolvedPixels?.theme === theme) return resolvedPixels.pixels;
+  const probe = document.createElement('canvas');
+  probe.width = 1;
+  probe.height = 1;
+  const ctx = probe.getContext('2d', { willReadFrequently: true })!;
+  const resolve = (css: string): number => {
+    ctx.clearRect(0, 0, 1, 1);
+    ctx.fillStyle = '#000';
+    ctx.fillStyle = css;
+    ctx.fillRect(0, 0, 1, 1);
+    const [r, g, b] = ctx.getImageData(0, 0, 1, 1).data;
+    return ((255 << 24) | (b << 16) | (g << 8) | r) >>> 0;
+  };
+  const pixels = {
+    background: resolve(theme.background),
+    header: resolve(theme.headerBackground),
+    grid: resolve(theme.grid),
+    palette: Uint32Array.from(theme.palette.map(resolve)),
+  };
+  resolvedPixels = { theme, pixels };
+  return pixels;
+}

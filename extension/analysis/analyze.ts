@@ -6,6 +6,7 @@
  *    thread whose interval contains it). Each link records its provenance.
  *  - per op, kernel and source line: the time tables the views and the CLI show.
  */
+import { LAUNCH_FLOW_CATEGORIES } from '../import/categories';
 import { IdIndex } from '../model/idIndex';
 import { FlowPhase, Profile, SliceKind, isDeviceKind, isLaunchKind, isOpKind } from '../model/profile';
 import {
@@ -20,9 +21,6 @@ import { userFrameOfPythonFunction } from './sourceLines';
 
 /** Share of comparable device events on which both linking rules must agree for External ids to be trusted. */
 const TRUST_AGREEMENT = 0.9;
-
-/** Flow categories that mean "a launch on the host -> its execution on the device". */
-const LAUNCH_FLOW_CATEGORIES = new Set(['ac2g', 'async', 'async_cpu_to_gpu', 'hosttodevice', 'async_npu']);
 
 export function analyze(profile: Profile): Analysis {
   const { slices } = profile;

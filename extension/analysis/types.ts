@@ -1,4 +1,8 @@
 import type { Profile } from '../model/profile';
+import type { KernelStat, LineStat, OpStat } from '../shared/stats';
+
+// The per-op, per-kernel and per-line rows travel to the webview: they are defined with the other wire shapes.
+export type { KernelStat, LineStat, OpStat } from '../shared/stats';
 
 /** How a device event (or runtime call) was tied to the CPU op that launched it. */
 export const enum LinkProvenance {
@@ -20,41 +24,6 @@ export interface FlowStats {
   pairs: { cat: number; id: number; from: number; to: number }[];
   /** Per category name: paired / start-only / finish-only ids. */
   byCategory: Record<string, { paired: number; startOnly: number; finishOnly: number }>;
-}
-
-export interface OpStat {
-  name: string;
-  calls: number;
-  cpuSelfNs: number;
-  cpuTotalNs: number;
-  deviceSelfNs: number;
-  deviceTotalNs: number;
-}
-
-export interface KernelStat {
-  name: string;
-  /** kernel, memcpy or memset */
-  kind: string;
-  count: number;
-  totalNs: number;
-  /** The op name that launched most of this kernel's time, '' when none is linked. */
-  topOp: string;
-}
-
-export interface LineStat {
-  file: string;
-  line: number;
-  function: string;
-  /** true when the line is the exact call site (capture agent's sites.json); false: the function's def line. */
-  exact: boolean;
-  cpuNs: number;
-  deviceNs: number;
-  /** Top-level ops attributed to the line. */
-  ops: number;
-  /** Op names under this line with their device and CPU time, largest device time first. */
-  topOps: { name: string; cpuNs: number; deviceNs: number; calls: number }[];
-  /** Kernel names launched from this line with their time, largest first. */
-  topKernels: { name: string; count: number; totalNs: number }[];
 }
 
 export interface Analysis {

@@ -3,16 +3,15 @@
  * assembled without VS Code so the CLI and the panel show the same thing.
  */
 import { analyze } from '../analysis/analyze';
-import type { Baseline, CheckReport } from '../analysis/checks';
+import type { Baseline, CheckOptions, CheckReport } from '../analysis/checks';
 import { importFailureReport, runChecks } from '../analysis/checks';
-import { existsSync } from 'node:fs';
-import path from 'node:path';
-import { loadSession, SESSION_FILES } from '../capture/session';
-import type { CaptureDiagnostic } from '../import/addon';
-import { mergeCapture } from '../import/capture';
-import { ImportError, importTrace } from '../import/kineto';
-import type { Profile } from '../model/profile';
 import type { Analysis } from '../analysis/types';
+import { locateProfile, openProfile, type OpenedProfile, type ProfileSource } from '../capture/open';
+import type { SessionRecord } from '../capture/session';
+import type { CaptureDiagnostic } from '../import/addon';
+import { ImportError } from '../import/errors';
+import type { Profile } from '../model/profile';
+import type { SessionHeader } from '../shared/diagnostics';
 import {
   deriveFindings,
   displayLog,
@@ -21,8 +20,7 @@ import {
   parseLine,
   summarizeDiagnostics,
 } from './diagnostics';
-import { findSessionFiles, isSessionFolder, loadDiagnostics, sessionHeader, sessionWindow } from './session';
-import type { SessionHeader } from './session';
+import { sessionHeader } from './session';
 import type { Diagnostic, DiagnosticsSummary } from './types';
 
 export interface BringupModel {
@@ -41,25 +39,21 @@ export interface BringupModel {
 export interface BringupOptions {
   baseline?: Baseline;
   platform?: string;
-  /** The session's profile when the caller already loaded and analysed it (a finished capture). */
-  preloaded?: { profile: Profile; analysis: Analysis };
+  /** The session's profile when the caller already opened and analysed it (a finished capture). */
+  preloaded?: { opened: OpenedProfile; analysis: Analysis };
 }
 
 /** Runs the checks on a trace; a trace the importer rejects gets the X1 report instead of an exception. */
 export async function checkTrace(
   tracePath: string,
-  options: BringupOptions & {
-    sessionWindow?: { startNs: bigint; endNs: bigint };
-    cpuOnlyReason?: string;
-    captureMode?: string;
+  options: CheckOptions & {
     /** How to load the profile when it is more than the trace (a session). */
     load?: () => Promise<Profile>;
   } = {},
 ): Promise<CheckReport> {
-  if (options.preloaded) return runChecks(options.preloaded.profile, options.preloaded.analysis, options);
   let profile;
   try {
-    profile = await (options.load ? options.load() : importTrace(tracePath));
+    profile = await (options.load ? options.load() : openProfile(tracePath).then((o) => o.profile));
   } catch (error) {
     if (error instanceof ImportError) return importFailureReport(tracePath, error.message, options.baseline);
     throw error;
@@ -68,116 +62,105 @@ export async function checkTrace(
 }
 
 /**
- * A session's profile as the rest of the product loads it (trace, sites, session record); in agent mode the
- * device events live in capture.fpc and are merged in. The tracer lines the capture recorded come back as
- * diagnostics, skipping those diagnostics.jsonl already holds.
+ * The lines the capture recorded (capture.fpc's diagnostics frame) and a capture that could not be decoded, as
+ * diagnostics; those diagnostics.jsonl already holds are not repeated.
  */
-async function loadSessionProfile(
-  folder: string,
-  tracePath: string,
-  mode: unknown,
-  known: Diagnostic[],
-): Promise<Profile> {
-  const profile =
-    path.basename(tracePath) === SESSION_FILES.trace
-      ? await loadSession(folder)
-      : await importTrace(tracePath);
-  const capturePath = path.join(folder, SESSION_FILES.capture);
-  if (mode === 'agent' && existsSync(capturePath) && profile.metadata.capture === undefined) {
-    try {
-      mergeCapture(profile, capturePath);
-    } catch (error) {
-      known.push(
-        fromFrame({
-          component: 'agent',
-          severity: 'warning',
-          message: `capture.fpc was not decoded: ${(error as Error).message}`,
-        }),
-      );
-    }
-  }
-  const recorded = profile.metadata.captureDiagnostics as CaptureDiagnostic[] | undefined;
+function captureDiagnostics(opened: OpenedProfile | undefined, known: readonly Diagnostic[]): Diagnostic[] {
+  const out: Diagnostic[] = [];
+  if (opened?.captureProblem)
+    out.push(fromFrame({ component: 'agent', severity: 'warning', message: opened.captureProblem }));
+  const recorded = opened?.profile.metadata.captureDiagnostics as CaptureDiagnostic[] | undefined;
   const seen = new Set(known.map((d) => d.raw));
   for (const d of recorded ?? []) {
     if (seen.has(d.message)) continue;
-    known.push(
+    out.push(
       d.message.includes('[flagos')
         ? parseLine(d.message)
         : { ...fromFrame({ component: 'agent', severity: d.severity, message: d.message }), code: d.code },
     );
   }
-  return profile;
+  return out;
 }
 
-/** A session that chose CPU-only capture says so in session.json (mode.chosen == "cpu", with its reason). */
-function cpuOnlyReason(session: Record<string, unknown> | undefined): string | undefined {
-  const mode = session?.mode;
-  const chosen = mode && typeof mode === 'object' ? (mode as Record<string, unknown>).chosen : mode;
-  if (chosen !== 'cpu') return undefined;
-  const reason = mode && typeof mode === 'object' ? (mode as Record<string, unknown>).reason : undefined;
-  return typeof reason === 'string' && reason ? `mode cpu (${reason})` : 'mode cpu';
+/** What the checks take from session.json: its profiling window, and a CPU-only capture's reason. */
+function sessionCheckOptions(record: SessionRecord | undefined): CheckOptions {
+  const { startNs, endNs } = record?.window ?? {};
+  const mode = record?.mode;
+  return {
+    sessionWindow: startNs !== undefined && endNs !== undefined ? { startNs, endNs } : undefined,
+    cpuOnlyReason:
+      mode?.chosen === 'cpu' ? (mode.reason ? `mode cpu (${mode.reason})` : 'mode cpu') : undefined,
+    captureMode: mode?.chosen,
+  };
 }
 
 function withFindings(diagnostics: Diagnostic[]): Diagnostic[] {
   return [...diagnostics, ...deriveFindings(diagnostics)];
 }
 
-export async function loadBringup(target: string, options: BringupOptions = {}): Promise<BringupModel> {
-  if (isSessionFolder(target)) {
-    const files = findSessionFiles(target);
-    const loaded = loadDiagnostics(files.diagnosticsPath);
-    const logged = [...loaded.diagnostics];
-    const tracePath = files.tracePath;
-    const mode = (files.sessionJson?.mode as { chosen?: unknown } | undefined)?.chosen;
-    const checks = tracePath
-      ? await checkTrace(tracePath, {
-          ...options,
-          sessionWindow: sessionWindow(files.sessionJson),
-          cpuOnlyReason: cpuOnlyReason(files.sessionJson),
-          captureMode: typeof mode === 'string' ? mode : undefined,
-          load: () => loadSessionProfile(target, tracePath, mode, logged),
-        })
-      : undefined;
-    const diagnostics = withFindings(logged);
-    const summary = summarizeDiagnostics(diagnostics);
-    return {
-      target,
-      tracePath: files.tracePath,
-      header: sessionHeader(files.sessionJson, summary),
+/** The bring-up of a trace, a capture, a session folder or a session's own file. */
+export async function loadBringup(
+  target: string | ProfileSource,
+  options: BringupOptions = {},
+): Promise<BringupModel> {
+  const { preloaded, ...checkOptions } = options;
+  const source = preloaded?.opened.source ?? (typeof target === 'string' ? locateProfile(target) : target);
+  if (source.kind !== 'session') {
+    const checks = await checkTrace(source.path, {
+      ...checkOptions,
+      load: async () => (await openProfile(source)).profile,
+    });
+    return modelOf({
+      target: source.path,
+      tracePath: source.path,
+      checks,
+      diagnostics: [],
+      log: '',
+      logPath: undefined,
+    });
+  }
+  const logged = parseDiagnostics(source.diagnosticsText);
+  const record = source.session?.record;
+  let opened = preloaded?.opened;
+  let checks: CheckReport | undefined;
+  if (source.tracePath) {
+    const sessionOptions = { ...checkOptions, ...sessionCheckOptions(record) };
+    checks = preloaded
+      ? runChecks(preloaded.opened.profile, preloaded.analysis, sessionOptions)
+      : await checkTrace(source.tracePath, {
+          ...sessionOptions,
+          load: async () => (opened = await openProfile(source)).profile,
+        });
+  }
+  const diagnostics = withFindings([...logged, ...captureDiagnostics(opened, logged)]);
+  return modelOf(
+    {
+      target: source.folder,
+      tracePath: source.tracePath,
       checks,
       diagnostics,
-      summary,
-      log: displayLog(loaded.text),
-      logPath: files.diagnosticsPath,
-    };
-  }
-  const checks = await checkTrace(target, options);
-  const diagnostics: Diagnostic[] = [];
-  const summary = summarizeDiagnostics(diagnostics);
-  return {
-    target,
-    tracePath: target,
-    header: sessionHeader(undefined, summary),
-    checks,
-    diagnostics,
-    summary,
-    log: '',
-    logPath: undefined,
-  };
+      log: displayLog(source.diagnosticsText),
+      logPath: source.diagnosticsPath,
+    },
+    record,
+  );
+}
+
+/** The model of what was read; its header and counts follow from the diagnostics (and session.json). */
+function modelOf(read: Omit<BringupModel, 'header' | 'summary'>, record?: SessionRecord): BringupModel {
+  const summary = summarizeDiagnostics(read.diagnostics);
+  return { ...read, header: sessionHeader(record, summary), summary };
 }
 
 /** A FLAGOS_TRACE log on its own (stderr text or diagnostics.jsonl). */
 export function bringupFromLog(logPath: string, text: string): BringupModel {
   const diagnostics = withFindings(parseDiagnostics(text));
-  const summary = summarizeDiagnostics(diagnostics);
-  return {
+  return modelOf({
     target: logPath,
     tracePath: undefined,
-    header: sessionHeader(undefined, summary),
     checks: undefined,
     diagnostics,
-    summary,
     log: displayLog(text),
     logPath,
-  };
+  });
 }

@@ -1,10 +1,9 @@
 /**
  * Messages between the host and the bring-up view's webview (re-exported by extension/protocol.ts, the one
- * channel module). No Node or 'vscode' imports: webview/bringup imports this file too.
+ * channel module). It imports only extension/shared/: the webview bundles whatever this file pulls in.
  */
-import type { CheckReport } from '../analysis/checks/types';
-import type { SessionHeader } from './session-header';
-import type { Diagnostic, DiagnosticsSummary } from './types';
+import type { CheckReport } from '../shared/checks';
+import type { Diagnostic, DiagnosticsSummary, SessionHeader } from '../shared/diagnostics';
 
 export interface BringupView {
   target: string;

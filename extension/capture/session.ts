@@ -1,17 +1,13 @@
 /**
- * A capture session folder: trace.json.gz (Kineto), sites.json (exact call sites), session.json (how the run went)
- * and diagnostics.jsonl (FLAGOS_TRACE lines). loadSession turns it into one Profile.
+ * A capture session folder: trace.json.gz (Kineto), sites.json (exact call sites), session.json (how the run went),
+ * diagnostics.jsonl (FLAGOS_TRACE lines) and, in agent mode, capture.fpc. Which file is which, and session.json
+ * read typed; extension/capture/open.ts turns a folder into one Profile.
  */
-import { existsSync } from 'node:fs';
-import { readFile } from 'node:fs/promises';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { ImportError } from '../import/errors';
-import { mergeCapture } from '../import/capture';
-import { importTrace } from '../import/kineto';
-import { readSites } from '../analysis/sites';
-import type { ImportWarning, Profile, SourceFrame } from '../model/profile';
-import { RunInProgress, sealSession, sitesFiles } from './seal';
 
+/** The names the capture agent and its launcher write. */
 export const SESSION_FILES = {
   trace: 'trace.json.gz',
   sites: 'sites.json',
@@ -19,6 +15,12 @@ export const SESSION_FILES = {
   diagnostics: 'diagnostics.jsonl',
   capture: 'capture.fpc',
 } as const;
+
+/** A folder put together by hand or by a workload script: its trace may be plain JSON, or named by torch. */
+const TRACE_NAMES = [SESSION_FILES.trace, 'trace.json'];
+const TRACE_PATTERN = /\.pt\.trace\.json(\.gz)?$|trace\.json(\.gz)?$/;
+/** A FLAGOS_TRACE log kept beside the trace under another name (stderr saved by hand). */
+const DIAGNOSTICS_NAMES = [SESSION_FILES.diagnostics, 'diagnostics.log', 'flagos_trace.log'];
 
 /** A session folder the product cannot load: one line naming the folder and why. */
 export class SessionError extends ImportError {
@@ -28,119 +30,139 @@ export class SessionError extends ImportError {
   }
 }
 
-/** session.json as written by the capture agent (fields the host reads; the file holds more). */
+function present(folder: string, name: string): string | undefined {
+  const file = path.join(folder, name);
+  return existsSync(file) ? file : undefined;
+}
+
+/** The folder's trace: trace.json.gz, else trace.json, else the first file named like a trace. */
+export function sessionTrace(folder: string): string | undefined {
+  const named = TRACE_NAMES.map((name) => present(folder, name)).find(Boolean);
+  if (named) return named;
+  let names: string[] = [];
+  try {
+    names = readdirSync(folder);
+  } catch {
+    return undefined;
+  }
+  const found = names.find((name) => TRACE_PATTERN.test(name));
+  return found ? path.join(folder, found) : undefined;
+}
+
+export function sessionDiagnostics(folder: string): string | undefined {
+  return DIAGNOSTICS_NAMES.map((name) => present(folder, name)).find(Boolean);
+}
+
+export function sessionCapture(folder: string): string | undefined {
+  return present(folder, SESSION_FILES.capture);
+}
+
+/**
+ * The session a file belongs to: a trace or capture.fpc that is its folder's own, in a folder with session.json.
+ * Opened alone it would lose the exact call sites (sites.json) and, in agent mode, every device event.
+ */
+export function sessionOfFile(file: string): string | undefined {
+  const folder = path.dirname(file);
+  if (!present(folder, SESSION_FILES.session)) return undefined;
+  const own =
+    path.basename(file) === SESSION_FILES.capture ||
+    sessionTrace(folder) === path.join(folder, path.basename(file));
+  return own ? folder : undefined;
+}
+
+/**
+ * session.json as the capture agent writes it (native/agent/python/flagprof_agent/__main__.py, Session): the
+ * fields the product reads. A field of another type than the agent writes reads as absent.
+ */
 export interface SessionRecord {
-  version?: number;
   status?: string;
-  exitCode?: number | null;
-  mode?: { requested?: string; chosen?: string | null; reason?: string | null };
+  exitCode?: number;
+  /** The script that ran, absolute. */
+  script?: string;
+  mode?: { requested?: string; chosen?: string; reason?: string };
+  /** null: the interpreter had no torch, so nothing was profiled. */
   torch?: { version?: string } | null;
   python?: { version?: string; executable?: string };
-  window?: { captured?: boolean; delayS?: number; durationS?: number | null } | null;
-  notes?: string[];
-  [key: string]: unknown;
+  /** The devices torch saw, by name where it had one. */
+  devices: string[];
+  /** The profiling window, absolute epoch ns (the agent writes them as decimal text: doubles would round them). */
+  window?: { startNs?: bigint; endNs?: bigint };
+  /** What happened to the run, in order; the last says why a profile is missing. */
+  notes: string[];
 }
 
-export interface DiagnosticLine {
-  ts: number;
-  line: string;
+/** session.json read: its typed fields, and the whole document as written (for the checks' segment count). */
+export interface SessionFile {
+  record: SessionRecord;
+  document: Record<string, unknown>;
 }
 
-export async function readSessionRecord(dir: string): Promise<SessionRecord | undefined> {
-  const file = path.join(dir, SESSION_FILES.session);
-  if (!existsSync(file)) return undefined;
+type Fields = Record<string, unknown>;
+
+function fields(value: unknown): Fields | undefined {
+  return value && typeof value === 'object' && !Array.isArray(value) ? (value as Fields) : undefined;
+}
+
+function text(value: unknown): string | undefined {
+  return typeof value === 'string' ? value : undefined;
+}
+
+function epochNs(value: unknown): bigint | undefined {
+  if (typeof value === 'number' && Number.isFinite(value)) return BigInt(Math.round(value));
+  if (typeof value === 'string' && /^-?\d+$/.test(value.trim())) return BigInt(value.trim());
+  return undefined;
+}
+
+function recordOf(document: Fields): SessionRecord {
+  const mode = fields(document.mode);
+  const torch = fields(document.torch);
+  const python = fields(document.python);
+  const window = fields(document.window);
+  const devices = Array.isArray(document.devices) ? document.devices : [];
+  return {
+    status: text(document.status),
+    exitCode: typeof document.exitCode === 'number' ? document.exitCode : undefined,
+    script: text(document.script),
+    mode: mode && { requested: text(mode.requested), chosen: text(mode.chosen), reason: text(mode.reason) },
+    torch: document.torch === null ? null : torch && { version: text(torch.version) },
+    python: python && { version: text(python.version), executable: text(python.executable) },
+    devices: devices.map((d) => text(fields(d)?.name)).filter((name): name is string => Boolean(name)),
+    window: window && { startNs: epochNs(window.startNs), endNs: epochNs(window.endNs) },
+    notes: Array.isArray(document.notes)
+      ? document.notes.filter((n): n is string => typeof n === 'string')
+      : [],
+  };
+}
+
+/** DIR/session.json, or undefined when there is none or it is not a JSON object (a run killed mid-write). */
+export function readSessionFile(dir: string): SessionFile | undefined {
+  const file = present(dir, SESSION_FILES.session);
+  if (!file) return undefined;
   try {
-    const parsed: unknown = JSON.parse(await readFile(file, 'utf8'));
-    return parsed && typeof parsed === 'object' && !Array.isArray(parsed)
-      ? (parsed as SessionRecord)
-      : undefined;
+    const document = fields(JSON.parse(readFileSync(file, 'utf8')));
+    return document && { record: recordOf(document), document };
   } catch {
     return undefined;
   }
 }
 
-export async function readDiagnostics(dir: string): Promise<DiagnosticLine[]> {
-  const file = path.join(dir, SESSION_FILES.diagnostics);
-  if (!existsSync(file)) return [];
+/** A line of diagnostics.jsonl: {"ts": epoch ms, "line": the text the tracer printed}. */
+export interface DiagnosticLine {
+  ts: number;
+  line: string;
+}
+
+export function diagnosticLines(text: string): DiagnosticLine[] {
   const lines: DiagnosticLine[] = [];
-  for (const text of (await readFile(file, 'utf8')).split('\n')) {
-    if (!text.trim()) continue;
+  for (const raw of text.split('\n')) {
+    if (!raw.trim()) continue;
     try {
-      const parsed = JSON.parse(text) as Partial<DiagnosticLine>;
+      const parsed = JSON.parse(raw) as Partial<DiagnosticLine>;
       if (typeof parsed.line === 'string') lines.push({ ts: Number(parsed.ts) || 0, line: parsed.line });
     } catch {
       // A line cut short by a killed run: keep the text, it is what the tracer said.
-      lines.push({ ts: 0, line: text });
+      lines.push({ ts: 0, line: raw });
     }
   }
   return lines;
-}
-
-/**
- * The call sites of every segment (sites.json, sites.2.json, …) as one map. External ids keep counting across
- * the profiler's restarts, so the parts never name the same op.
- */
-export async function readSessionSites(
-  dir: string,
-  warnings: ImportWarning[],
-): Promise<Map<number, SourceFrame[]> | undefined> {
-  const files = sitesFiles(dir);
-  let merged: Map<number, SourceFrame[]> | undefined;
-  for (const file of files) {
-    // A damaged part costs its own segment's exact lines (they fall back to function level, with a warning),
-    // never the session or the other segments' lines.
-    const part = await readSites(file, warnings);
-    if (!part) continue;
-    if (!merged) merged = part;
-    else for (const [id, frames] of part) merged.set(id, frames);
-  }
-  return merged;
-}
-
-/**
- * Imports DIR/trace.json.gz and attaches DIR/sites.json (profile.sites), session.json (metadata.session) and
- * diagnostics.jsonl (metadata.diagnostics). A folder without a trace is a SessionError saying why, from session.json.
- */
-export async function loadSession(dir: string): Promise<Profile> {
-  const tracePath = path.join(dir, SESSION_FILES.trace);
-  // A run that died (killed, crashed, its launcher gone) left its trace open: close it so its segments read.
-  try {
-    sealSession(dir);
-  } catch (error) {
-    if (error instanceof RunInProgress) throw new SessionError(dir, error.message);
-    // A read-only copy cannot be sealed: import what is there and let the importer say what is wrong.
-  }
-  const record = await readSessionRecord(dir);
-  if (!existsSync(tracePath)) {
-    if (!record && !existsSync(path.join(dir, SESSION_FILES.capture)))
-      throw new SessionError(
-        dir,
-        'is a folder, not a trace file or a session folder (no trace.json.gz, no session.json)',
-      );
-    const why = record?.notes?.length ? record.notes[record.notes.length - 1] : 'the capture wrote no trace';
-    throw new SessionError(dir, `no ${SESSION_FILES.trace} (${why})`);
-  }
-  const profile = await importTrace(tracePath);
-  const sites = await readSessionSites(dir, profile.warnings);
-  if (sites) profile.sites = sites;
-  if (record) profile.metadata.session = record;
-  profile.metadata.diagnostics = await readDiagnostics(dir);
-  // Agent mode: the device activity is in capture.fpc. A capture that cannot be decoded (or no addon) keeps the
-  // CPU profile and says why, so nothing the user captured is lost.
-  const capturePath = path.join(dir, SESSION_FILES.capture);
-  if (existsSync(capturePath)) {
-    try {
-      const merged = mergeCapture(profile, capturePath);
-      if (merged.outsideWindow > 0) {
-        profile.warnings.push({
-          message: `${merged.outsideWindow} device events outside the profiling window were dropped (counted, not shown)`,
-        });
-      }
-    } catch (error) {
-      profile.warnings.push({
-        message: `${SESSION_FILES.capture} was not decoded: ${(error as Error).message}`,
-      });
-    }
-  }
-  return profile;
 }

@@ -2,9 +2,10 @@ import { writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { BaselineError, deriveBaseline } from '../analysis/checks';
 import { displayPath } from '../import/errors';
-import { ImportError, importTrace } from '../import/kineto';
+import { importTrace } from '../import/kineto';
 import type { CliCommand } from './commands';
-import { UserError, parseCommandArgs } from './errors';
+import { UserError } from '../import/errors';
+import { parseCommandArgs } from './errors';
 
 const USAGE = 'usage: flagprof baseline TRACE... --out FILE';
 
@@ -17,14 +18,9 @@ export const baselineCommand: CliCommand = {
     const out = parsed.values.out;
     if (traces.length === 0 || !out) throw new UserError(USAGE);
     const sources = [];
-    for (const trace of traces) {
-      try {
-        sources.push({ name: path.basename(trace), profile: await importTrace(trace) });
-      } catch (error) {
-        if (error instanceof ImportError) throw new UserError(error.message);
-        throw error;
-      }
-    }
+    // Traces as written, never a session's merged profile: a baseline records what a tracer writes.
+    for (const trace of traces)
+      sources.push({ name: path.basename(trace), profile: await importTrace(trace) });
     let baseline;
     try {
       baseline = deriveBaseline(

@@ -1,12 +1,12 @@
-import { existsSync, readFileSync } from 'node:fs';
-import { parseArgs } from 'node:util';
+import { readFileSync } from 'node:fs';
 import type { Baseline, CheckReport } from '../analysis/checks';
 import { BaselineError, parseBaseline } from '../analysis/checks';
 import { loadBringup } from '../bringup/load';
 import { buildMarkdownReport } from '../bringup/report';
 import { terminalLines, terminalText } from '../shared/text';
 import type { CliCommand } from './commands';
-import { UserError } from './errors';
+import { UserError } from '../import/errors';
+import { parseCommandArgs } from './errors';
 
 const USAGE = 'usage: flagprof check TRACE|SESSION [--baseline FILE] [--platform NAME] [--json | --markdown]';
 
@@ -81,25 +81,19 @@ export const checkCommand: CliCommand = {
   synopsis:
     'check TRACE|SESSION [--baseline FILE] [--platform NAME] [--json|--markdown]   structural parity checks (exit 1 on a required failure)',
   async run(argv) {
-    let parsed;
-    try {
-      parsed = parseArgs({
-        args: argv,
-        allowPositionals: true,
-        options: {
-          baseline: { type: 'string' },
-          platform: { type: 'string' },
-          json: { type: 'boolean' },
-          markdown: { type: 'boolean' },
-        },
-      });
-    } catch (error) {
-      throw new UserError(`${(error as Error).message}\n${USAGE}`);
-    }
+    const parsed = parseCommandArgs(
+      argv,
+      {
+        baseline: { type: 'string' },
+        platform: { type: 'string' },
+        json: { type: 'boolean' },
+        markdown: { type: 'boolean' },
+      },
+      USAGE,
+    );
     const [target, ...extra] = parsed.positionals;
     if (!target || extra.length > 0) throw new UserError(USAGE);
     const baseline = parsed.values.baseline ? loadBaselineFile(parsed.values.baseline) : undefined;
-    if (!existsSync(target)) throw new UserError(`${target}: no such file or folder`);
     const model = await loadBringup(target, { baseline, platform: parsed.values.platform });
     const report = model.checks;
     if (!report) throw new UserError(`${target}: the session folder holds no trace (trace.json.gz)`);

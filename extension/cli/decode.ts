@@ -1,9 +1,9 @@
 import { AddonLoadError, type DecodedCapture } from '../import/addon';
-import { decodeCaptureFile } from '../import/capture';
-import { ImportError } from '../import/errors';
+import { captureFacts, decodeCaptureFile } from '../import/capture';
 import { terminalText } from '../shared/text';
 import type { CliCommand } from './commands';
-import { UserError, parseCommandArgs } from './errors';
+import { UserError } from '../import/errors';
+import { parseCommandArgs } from './errors';
 
 const KIND_NAMES = ['kernel', 'memcpy', 'memset', 'runtime', 'driver'];
 
@@ -99,7 +99,6 @@ export const decodeCommand: CliCommand = {
     try {
       capture = decodeCaptureFile(file, { args: true });
     } catch (error) {
-      if (error instanceof ImportError) throw new UserError(error.message);
       if (error instanceof AddonLoadError) throw new UserError(error.message, 1);
       throw error;
     }
@@ -109,17 +108,8 @@ export const decodeCommand: CliCommand = {
       const json = {
         file,
         formatVersion: capture.formatVersion,
-        vendor: capture.vendor,
-        apiVersion: capture.apiVersion,
         pid: capture.pid,
-        library: capture.library,
-        closed: capture.closed,
-        window: {
-          startNs: capture.windowStartNs?.toString() ?? null,
-          stopNs: capture.windowStopNs?.toString() ?? null,
-        },
-        counts: capture.counts,
-        devices: capture.devices,
+        ...captureFacts(capture),
         diagnostics: capture.diagnostics.map((d) => ({ ...d, realtimeNs: d.realtimeNs?.toString() })),
         events,
       };

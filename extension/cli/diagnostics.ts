@@ -1,11 +1,12 @@
 import { readFileSync } from 'node:fs';
 import { bringupFromLog, loadBringup } from '../bringup/load';
-import { findSessionFiles, isSessionFolder } from '../bringup/session';
 import type { BringupModel } from '../bringup/load';
 import type { Diagnostic } from '../bringup/types';
+import { locateProfile } from '../capture/open';
 import { terminalText } from '../shared/text';
 import type { CliCommand } from './commands';
-import { UserError, parseCommandArgs } from './errors';
+import { UserError } from '../import/errors';
+import { parseCommandArgs } from './errors';
 
 const USAGE = 'usage: flagprof diagnostics SESSION|LOG [--json] [--all]';
 
@@ -71,11 +72,12 @@ export const diagnosticsCommand: CliCommand = {
     const parsed = parseCommandArgs(argv, { json: { type: 'boolean' }, all: { type: 'boolean' } }, USAGE);
     const [target, ...extra] = parsed.positionals;
     if (!target || extra.length > 0) throw new UserError(USAGE);
+    const source = locateProfile(target);
     let model: BringupModel;
-    if (isSessionFolder(target)) {
-      if (!findSessionFiles(target).diagnosticsPath)
+    if (source.kind === 'session') {
+      if (!source.diagnosticsPath)
         throw new UserError(`${target}: the session folder holds no diagnostics.jsonl`);
-      model = await loadBringup(target);
+      model = await loadBringup(source);
     } else {
       let text: string;
       try {

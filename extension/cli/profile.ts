@@ -4,16 +4,16 @@
  */
 import { existsSync, statSync } from 'node:fs';
 import path from 'node:path';
-import { parseArgs } from 'node:util';
 import { analyze } from '../analysis/analyze';
 import { buildSummary } from '../analysis/summary';
 import { findInterpreter, InterpreterError, noTorchFix } from '../capture/interpreter';
 import { CAPTURE_MODES, SessionBusyError, startCapture, type CaptureMode } from '../capture/launcher';
-import { loadSession, readSessionRecord, SESSION_FILES } from '../capture/session';
+import { locateSession, openProfile, type SessionSource } from '../capture/open';
 import { createSessionDir, pruneSessions } from '../capture/sessions';
 import { ImportError } from '../import/errors';
 import type { CliCommand } from './commands';
-import { UserError } from './errors';
+import { UserError } from '../import/errors';
+import { parseCommandArgs } from './errors';
 import { renderSummary } from './summary';
 
 const USAGE =
@@ -67,140 +67,168 @@ function seconds(name: string, text: string | undefined, allowZero: boolean): nu
 
 export const DEFAULT_SESSIONS_ROOT = path.join('.flagprof', 'sessions');
 
+/** The command's own words, checked: what to run and how. */
+function profileOptions(argv: string[]) {
+  const { own, script, scriptArgs } = splitProfileArgv(argv);
+  const { values } = parseCommandArgs(
+    own,
+    {
+      out: { type: 'string' },
+      python: { type: 'string' },
+      mode: { type: 'string' },
+      delay: { type: 'string' },
+      duration: { type: 'string' },
+      segment: { type: 'string' },
+      keep: { type: 'string' },
+      top: { type: 'string' },
+      json: { type: 'boolean' },
+      'no-flagos-trace': { type: 'boolean' },
+    },
+    USAGE,
+    false,
+  );
+  if (!script) throw new UserError(`no script given\n${USAGE}`);
+  const scriptPath = path.resolve(script);
+  if (!existsSync(scriptPath) || !statSync(scriptPath).isFile())
+    throw new UserError(`${script}: no such file`);
+  const mode = (values.mode ?? 'auto') as CaptureMode;
+  if (!CAPTURE_MODES.includes(mode))
+    throw new UserError(`--mode: expected one of ${CAPTURE_MODES.join(', ')}, got '${values.mode}'`);
+  const delayS = seconds('--delay', values.delay, true);
+  const durationS = seconds('--duration', values.duration, false);
+  const segmentS = seconds('--segment', values.segment, true);
+  const keep = values.keep === undefined ? 10 : Number(values.keep);
+  if (!Number.isInteger(keep) || keep < 1)
+    throw new UserError(`--keep: expected a positive integer, got '${values.keep}'`);
+  const top = values.top === undefined ? 15 : Number(values.top);
+  if (!Number.isInteger(top) || top < 1)
+    throw new UserError(`--top: expected a positive integer, got '${values.top}'`);
+  return {
+    scriptPath,
+    scriptArgs,
+    mode,
+    delayS,
+    durationS,
+    segmentS,
+    keep,
+    top,
+    out: values.out,
+    python: values.python,
+    json: values.json === true,
+    flagosTrace: values['no-flagos-trace'] !== true,
+  };
+}
+
+type ProfileOptions = ReturnType<typeof profileOptions>;
+
+/** Runs the script under the agent, passing our signals on, until it has written its profile. */
+async function runAgent(options: ProfileOptions, python: string, sessionDir: string) {
+  let run;
+  try {
+    run = startCapture({
+      python,
+      script: options.scriptPath,
+      args: options.scriptArgs,
+      sessionDir,
+      cwd: process.cwd(),
+      mode: options.mode,
+      delayS: options.delayS,
+      durationS: options.durationS,
+      segmentS: options.segmentS,
+      flagosTrace: options.flagosTrace,
+      stdin: 'inherit',
+      // With --json, stdout carries only the summary: the script's own output moves to stderr.
+      stdout: options.json ? (chunk) => process.stderr.write(chunk) : 'inherit',
+    });
+  } catch (error) {
+    if (error instanceof SessionBusyError) throw new UserError(error.message);
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code) throw new UserError(`${sessionDir}: cannot write the session folder (${code})`);
+    throw error;
+  }
+  // The agent runs in its own process group, so signals reach it through us: each is passed on as it came
+  // (Ctrl-C → 130, SIGTERM → 143, a closed terminal → 129), and the profile captured so far is kept.
+  const handlers = (['SIGINT', 'SIGTERM', 'SIGHUP'] as const).map((signal) => {
+    const handler = (): void => run.cancel(signal);
+    process.on(signal, handler);
+    return [signal, handler] as const;
+  });
+  // A closed terminal makes our own writes fail: that must not end us before the run has written its profile.
+  const quiet = (): void => undefined;
+  process.stdout.on('error', quiet);
+  process.stderr.on('error', quiet);
+  try {
+    return await run.done;
+  } catch (error) {
+    throw new UserError(`${python} could not be started (${(error as Error).message})`);
+  } finally {
+    for (const [signal, handler] of handlers) process.off(signal, handler);
+  }
+}
+
+/** What the run left: its summary, or why there is none. */
+async function printSession(
+  session: SessionSource,
+  options: ProfileOptions,
+  exitCode: number,
+): Promise<void> {
+  const record = session.session?.record;
+  if (session.tracePath) {
+    try {
+      const summary = buildSummary(analyze((await openProfile(session)).profile));
+      process.stdout.write(
+        options.json ? `${JSON.stringify(summary, null, 1)}\n` : `\n${renderSummary(summary, options.top)}`,
+      );
+    } catch (error) {
+      if (!(error instanceof ImportError)) throw error;
+      process.stderr.write(`flagprof: the capture could not be read: ${error.message}\n`);
+    }
+  } else if (record?.notes.length) {
+    process.stderr.write(`flagprof: no trace was written: ${record.notes.at(-1)}\n`);
+  } else if (!record) {
+    process.stderr.write(`flagprof: the capture agent wrote nothing (exit code ${exitCode})\n`);
+  }
+}
+
 export const profileCommand: CliCommand = {
   synopsis:
     'profile [--out DIR] [--python PY] [--mode M] [--json] -- script.py [args]   run a script under the profiler',
   async run(argv) {
-    const { own, script, scriptArgs } = splitProfileArgv(argv);
-    let parsed;
-    try {
-      parsed = parseArgs({
-        args: own,
-        allowPositionals: false,
-        options: {
-          out: { type: 'string' },
-          python: { type: 'string' },
-          mode: { type: 'string' },
-          delay: { type: 'string' },
-          duration: { type: 'string' },
-          segment: { type: 'string' },
-          keep: { type: 'string' },
-          top: { type: 'string' },
-          json: { type: 'boolean' },
-          'no-flagos-trace': { type: 'boolean' },
-        },
-      });
-    } catch (error) {
-      throw new UserError(`${(error as Error).message}\n${USAGE}`);
-    }
-    const values = parsed.values;
-    if (!script) throw new UserError(`no script given\n${USAGE}`);
-    const scriptPath = path.resolve(script);
-    if (!existsSync(scriptPath) || !statSync(scriptPath).isFile())
-      throw new UserError(`${script}: no such file`);
-    const mode = (values.mode ?? 'auto') as CaptureMode;
-    if (!CAPTURE_MODES.includes(mode))
-      throw new UserError(`--mode: expected one of ${CAPTURE_MODES.join(', ')}, got '${values.mode}'`);
-    const delayS = seconds('--delay', values.delay, true);
-    const durationS = seconds('--duration', values.duration, false);
-    const segmentS = seconds('--segment', values.segment, true);
-    const keep = values.keep === undefined ? 10 : Number(values.keep);
-    if (!Number.isInteger(keep) || keep < 1)
-      throw new UserError(`--keep: expected a positive integer, got '${values.keep}'`);
-    const top = values.top === undefined ? 15 : Number(values.top);
-    if (!Number.isInteger(top) || top < 1)
-      throw new UserError(`--top: expected a positive integer, got '${values.top}'`);
-
+    const options = profileOptions(argv);
     let python: string;
     try {
-      python = (await findInterpreter({ configured: values.python ?? process.env.FLAGPROF_PYTHON })).path;
+      python = (await findInterpreter({ configured: options.python ?? process.env.FLAGPROF_PYTHON })).path;
     } catch (error) {
       if (error instanceof InterpreterError) throw new UserError(`${error.message}; ${error.fix}`);
       throw error;
     }
 
     let sessionDir: string;
-    if (values.out) {
-      sessionDir = path.resolve(values.out);
+    if (options.out) {
+      sessionDir = path.resolve(options.out);
     } else {
       const root = path.resolve(DEFAULT_SESSIONS_ROOT);
-      sessionDir = createSessionDir(root, scriptPath);
-      pruneSessions(root, keep, sessionDir);
+      sessionDir = createSessionDir(root, options.scriptPath);
+      pruneSessions(root, options.keep, sessionDir);
     }
 
-    const json = values.json === true;
-    let run;
-    try {
-      run = startCapture({
-        python,
-        script: scriptPath,
-        args: scriptArgs,
-        sessionDir,
-        cwd: process.cwd(),
-        mode,
-        delayS,
-        durationS,
-        segmentS,
-        flagosTrace: values['no-flagos-trace'] !== true,
-        stdin: 'inherit',
-        // With --json, stdout carries only the summary: the script's own output moves to stderr.
-        stdout: json ? (chunk) => process.stderr.write(chunk) : 'inherit',
-      });
-    } catch (error) {
-      if (error instanceof SessionBusyError) throw new UserError(error.message);
-      const code = (error as NodeJS.ErrnoException).code;
-      if (code) throw new UserError(`${sessionDir}: cannot write the session folder (${code})`);
-      throw error;
-    }
-    // The agent runs in its own process group, so signals reach it through us: each is passed on as it came
-    // (Ctrl-C → 130, SIGTERM → 143, a closed terminal → 129), and the profile captured so far is kept.
-    const handlers = (['SIGINT', 'SIGTERM', 'SIGHUP'] as const).map((signal) => {
-      const handler = (): void => run.cancel(signal);
-      process.on(signal, handler);
-      return [signal, handler] as const;
-    });
-    // A closed terminal makes our own writes fail: that must not end us before the run has written its profile.
-    const quiet = (): void => undefined;
-    process.stdout.on('error', quiet);
-    process.stderr.on('error', quiet);
-    let result;
-    try {
-      result = await run.done;
-    } catch (error) {
-      throw new UserError(`${python} could not be started (${(error as Error).message})`);
-    } finally {
-      for (const [signal, handler] of handlers) process.off(signal, handler);
-    }
-    if (!result.agentStarted && !(await readSessionRecord(sessionDir))) {
+    const result = await runAgent(options, python, sessionDir);
+    const session = locateSession(sessionDir);
+    const record = session.session?.record;
+    if (!result.agentStarted && !record) {
       // `--python /bin/true`: something ran, but not the capture agent.
       throw new UserError(
         `${python} did not run the capture agent (exit code ${result.exitCode}, no progress reported): is it a Python interpreter (3.9 or newer)?`,
       );
     }
     if (result.seal?.note) process.stderr.write(`flagprof: ${result.seal.note}\n`);
-
-    const record = await readSessionRecord(sessionDir);
-    if (record && record.torch === null) {
+    if (record?.torch === null) {
       process.stderr.write(
         `flagprof: ${python} has no torch, so nothing was profiled; ${noTorchFix(python)}\n`,
       );
     }
-    if (existsSync(path.join(sessionDir, SESSION_FILES.trace))) {
-      try {
-        const summary = buildSummary(analyze(await loadSession(sessionDir)));
-        process.stdout.write(
-          json ? `${JSON.stringify(summary, null, 1)}\n` : `\n${renderSummary(summary, top)}`,
-        );
-      } catch (error) {
-        if (!(error instanceof ImportError)) throw error;
-        process.stderr.write(`flagprof: the capture could not be read: ${error.message}\n`);
-      }
-    } else if (record?.notes?.length) {
-      process.stderr.write(`flagprof: no trace was written: ${record.notes[record.notes.length - 1]}\n`);
-    } else if (!record) {
-      process.stderr.write(`flagprof: the capture agent wrote nothing (exit code ${result.exitCode})\n`);
-    }
-    if (json) process.stderr.write(`flagprof: session folder: ${sessionDir}\n`);
+    await printSession(session, options, result.exitCode);
+    if (options.json) process.stderr.write(`flagprof: session folder: ${sessionDir}\n`);
     else process.stdout.write(`session: ${sessionDir}\n`);
     return result.exitCode;
   },

@@ -1,13 +1,14 @@
 import { statSync, writeFileSync } from 'node:fs';
 import * as path from 'node:path';
 import { analyze } from '../analysis/analyze';
+import { openProfile } from '../capture/open';
 import { memoryBudgetProblem } from '../timeline/budget';
 import { encodeTimelineBuffer } from '../timeline/encode';
 import { buildReportHtml, loadWebviewBundle } from '../timeline/report';
 import { terminalText } from '../shared/text';
 import type { CliCommand } from './commands';
-import { UserError, parseCommandArgs } from './errors';
-import { loadProfileArgument } from './summary';
+import { UserError } from '../import/errors';
+import { parseCommandArgs } from './errors';
 import { formatBytes, formatCount } from '../shared/format';
 
 const USAGE = 'usage: flagprof report TRACE|SESSION --out report.html';
@@ -32,9 +33,9 @@ export const reportCommand: CliCommand = {
       }
     } catch (error) {
       if (error instanceof UserError) throw error;
-      // A missing target is reported by loadProfileArgument with the usual wording.
+      // A missing target is reported by openProfile with the usual wording.
     }
-    const profile = await loadProfileArgument(target);
+    const { profile } = await openProfile(target);
     const analysis = analyze(profile);
     const title = path.basename(path.resolve(target));
     const payload = encodeTimelineBuffer(profile, analysis, { title, source: path.resolve(target) });

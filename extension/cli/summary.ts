@@ -1,37 +1,12 @@
-import { existsSync, statSync } from 'node:fs';
-import path from 'node:path';
 import { analyze } from '../analysis/analyze';
 import { buildSummary, type SummaryJson } from '../analysis/summary';
-import { ImportError, importTrace } from '../import/kineto';
-import type { Profile } from '../model/profile';
+import { openProfile } from '../capture/open';
 import { terminalText } from '../shared/text';
 import type { CliCommand } from './commands';
-import { UserError, parseCommandArgs } from './errors';
+import { UserError } from '../import/errors';
+import { parseCommandArgs } from './errors';
 import { formatUs } from '../shared/format';
 import { formatTable } from './format';
-
-/** Loads a trace file, or a session folder written by the capture agent (trace plus exact call sites). */
-export async function loadProfileArgument(target: string): Promise<Profile> {
-  let isDirectory = false;
-  try {
-    isDirectory = statSync(target).isDirectory();
-  } catch {
-    throw new UserError(`${target}: no such file or folder`);
-  }
-  try {
-    // A session's own trace file stands for its session: opened alone it would lose the exact call sites
-    // (sites.json) and, in agent mode, every device event (capture.fpc).
-    const { loadSession, SESSION_FILES } = await import('../capture/session');
-    if (isDirectory) return await loadSession(target);
-    const dir = path.dirname(target);
-    if (path.basename(target) === SESSION_FILES.trace && existsSync(path.join(dir, SESSION_FILES.session)))
-      return await loadSession(dir);
-    return await importTrace(target);
-  } catch (error) {
-    if (error instanceof ImportError) throw new UserError(error.message);
-    throw error;
-  }
-}
 
 export const summaryCommand: CliCommand = {
   synopsis: 'summary TRACE|SESSION [--json] [--top N]   ops, kernels and source lines by device time',
@@ -47,7 +22,7 @@ export const summaryCommand: CliCommand = {
     const top = parsed.values.top === undefined ? 15 : Number(parsed.values.top);
     if (!Number.isInteger(top) || top <= 0)
       throw new UserError(`--top: expected a positive integer, got '${parsed.values.top}'`);
-    const profile = await loadProfileArgument(target);
+    const { profile } = await openProfile(target);
     const summary = buildSummary(analyze(profile));
     for (const warning of summary.source.warnings)
       process.stderr.write(`flagprof: warning: ${terminalText(target)}: ${terminalText(warning)}\n`);

@@ -6,15 +6,6 @@
 import { existsSync } from 'node:fs';
 import path from 'node:path';
 
-/** EventKind of native/tracer/device_tracer.h. */
-export const enum CaptureEventKind {
-  Kernel = 0,
-  Memcpy = 1,
-  Memset = 2,
-  Runtime = 3,
-  Driver = 4,
-}
-
 export interface CaptureDiagnostic {
   severity: 'info' | 'warning';
   /** A decoder code (frame-crc, frame-length, layout, dropped, no-end, ...) or the tracer's line id (E1, C8, ...). */

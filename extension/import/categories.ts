@@ -1,5 +1,21 @@
 import { SliceKind } from '../model/profile';
 
+/** Device activity as torch names it since 2023: kernels, copies, fills. */
+export const DEVICE_CATEGORIES = ['kernel', 'gpu_memcpy', 'gpu_memset'] as const;
+
+/** Launch flows as kineto writes them: ac2g since 2023; older torch wrote async_cpu_to_gpu (2022) and async (2020-21). */
+export const KINETO_LAUNCH_FLOW_CATEGORIES = ['ac2g', 'async_cpu_to_gpu', 'async'] as const;
+
+/**
+ * Every flow category that means "a launch on the host -> its execution on the device", lowercased: kineto's, and
+ * torch_npu's (HostToDevice from the runtime call, async_npu from the op).
+ */
+export const LAUNCH_FLOW_CATEGORIES: ReadonlySet<string> = new Set<string>([
+  ...KINETO_LAUNCH_FLOW_CATEGORIES,
+  'hosttodevice',
+  'async_npu',
+]);
+
 /**
  * Maps a trace category to what the slice is, across eras and vendors (see the Kineto format notes):
  * 2020-21 Operator/Runtime/Kernel/Memcpy/Memset; 2023+ cpu_op/cuda_runtime/kernel/gpu_memcpy...; plugins

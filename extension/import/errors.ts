@@ -6,10 +6,24 @@ function shown(text: string): string {
 }
 
 /**
+ * An error the user caused (bad arguments, an input that cannot be opened): one line, shown as it is and never
+ * with a stack, by the command line (which exits with `exitCode`) and by the editor alike.
+ */
+export class UserError extends Error {
+  constructor(
+    message: string,
+    readonly exitCode = 2,
+  ) {
+    super(message);
+    this.name = 'UserError';
+  }
+}
+
+/**
  * A trace the importer cannot read. The message is one line: the file, the byte offset (in the decompressed
  * text, or in the compressed file for gzip errors) and what was expected there.
  */
-export class ImportError extends Error {
+export class ImportError extends UserError {
   constructor(
     readonly file: string,
     readonly offset: number | undefined,

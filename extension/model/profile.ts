@@ -1,56 +1,23 @@
+import {
+  columnNames,
+  SLICE_COLUMNS,
+  type ColumnArray,
+  type ColumnsOf,
+  type ColumnSpec,
+} from '../shared/columns';
+import type { SliceKind, TrackKind } from '../shared/kinds';
 import { StringTable } from './strings';
 
-/**
- * What a slice is, independent of the category names each era and vendor uses
- * (cpu_op / Operator, cuda_runtime / Runtime / privateuse1_runtime, kernel / Kernel, ...).
- */
-export const enum SliceKind {
-  CpuOp = 0,
-  PythonFunction = 1,
-  UserAnnotation = 2,
-  Runtime = 3,
-  Driver = 4,
-  Kernel = 5,
-  Memcpy = 6,
-  Memset = 7,
-  GpuAnnotation = 8,
-  Sync = 9,
-  Instant = 10,
-  Other = 11,
-}
-
-export const SLICE_KIND_COUNT = 12;
-
-/** Names used in summaries and the CLI's JSON (`counts`). */
-export const SLICE_KIND_NAMES: readonly string[] = [
-  'cpu_op',
-  'python_function',
-  'user_annotation',
-  'runtime',
-  'driver',
-  'kernel',
-  'memcpy',
-  'memset',
-  'gpu_annotation',
-  'sync',
-  'instant',
-  'other',
-];
-
-export function isDeviceKind(kind: number): boolean {
-  return kind === SliceKind.Kernel || kind === SliceKind.Memcpy || kind === SliceKind.Memset;
-}
-
-export function isLaunchKind(kind: number): boolean {
-  return kind === SliceKind.Runtime || kind === SliceKind.Driver;
-}
-
-/** Ops that own device time: the External id numbering covers cpu_op and user_annotation alike. */
-export function isOpKind(kind: number): boolean {
-  return kind === SliceKind.CpuOp || kind === SliceKind.UserAnnotation;
-}
-
-export type TrackKind = 'cpu' | 'device' | 'other';
+// What a slice and a track are is defined once, with the timeline payload's shapes (the webview reads the kinds).
+export {
+  isDeviceKind,
+  isLaunchKind,
+  isOpKind,
+  SLICE_KIND_COUNT,
+  SLICE_KIND_NAMES,
+  SliceKind,
+  type TrackKind,
+} from '../shared/kinds';
 
 export interface Track {
   readonly id: number;
@@ -183,12 +150,19 @@ function grow<T extends Float64Array | Uint32Array | Int32Array | Uint16Array | 
   return next;
 }
 
+/** The slice table's columns: a slice's own (shared/columns.ts) and the parent link finishProfile sets. */
+const SLICE_TABLE_COLUMNS = { ...SLICE_COLUMNS, parent: 'i32' } as const satisfies ColumnSpec;
+type SliceTableColumns = ColumnsOf<typeof SLICE_TABLE_COLUMNS>;
+const SLICE_TABLE_COLUMN_NAMES = columnNames(SLICE_TABLE_COLUMNS);
+
 /**
  * Slices in columnar typed arrays. Times are nanoseconds relative to Profile.originNs (epoch nanoseconds exceed
  * 2^53, relative ones do not for 104 days). Correlation and External ids use NaN for "absent", so a torch
- * External id of 0 stays distinct from "no External id".
+ * External id of 0 stays distinct from "no External id". The fields are declared one by one (typed, and read
+ * in the importers' hot loops); `implements` holds them to the shared column list, which every whole-table
+ * operation iterates.
  */
-export class SliceTable {
+export class SliceTable implements SliceTableColumns {
   length = 0;
   kind = new Uint8Array(1024);
   track = new Uint32Array(1024);
@@ -208,21 +182,17 @@ export class SliceTable {
     return this.kind.length;
   }
 
+  /** The columns by name, for operations on every column alike. */
+  private get columns(): Record<keyof SliceTableColumns, ColumnArray> {
+    return this;
+  }
+
   reserve(capacity: number): void {
     if (capacity <= this.capacity) return;
     let next = this.capacity;
     while (next < capacity) next *= 2;
-    this.kind = grow(this.kind, next);
-    this.track = grow(this.track, next);
-    this.depth = grow(this.depth, next);
-    this.start = grow(this.start, next);
-    this.dur = grow(this.dur, next);
-    this.name = grow(this.name, next);
-    this.cat = grow(this.cat, next);
-    this.correlation = grow(this.correlation, next);
-    this.externalId = grow(this.externalId, next);
-    this.parent = grow(this.parent, next);
-    this.args = grow(this.args, next);
+    const columns = this.columns;
+    for (const name of SLICE_TABLE_COLUMN_NAMES) columns[name] = grow(columns[name], next);
   }
 
   push(
@@ -256,17 +226,8 @@ export class SliceTable {
   compact(): void {
     if (this.length === this.capacity) return;
     const n = Math.max(this.length, 1);
-    this.kind = this.kind.slice(0, n);
-    this.track = this.track.slice(0, n);
-    this.depth = this.depth.slice(0, n);
-    this.start = this.start.slice(0, n);
-    this.dur = this.dur.slice(0, n);
-    this.name = this.name.slice(0, n);
-    this.cat = this.cat.slice(0, n);
-    this.correlation = this.correlation.slice(0, n);
-    this.externalId = this.externalId.slice(0, n);
-    this.parent = this.parent.slice(0, n);
-    this.args = this.args.slice(0, n);
+    const columns = this.columns;
+    for (const name of SLICE_TABLE_COLUMN_NAMES) columns[name] = columns[name].slice(0, n);
   }
 
   end(i: number): number {
@@ -275,19 +236,10 @@ export class SliceTable {
 
   /** Bytes held by the columns (capacity, not length): for the memory budget. */
   byteSize(): number {
-    return (
-      this.kind.byteLength +
-      this.track.byteLength +
-      this.depth.byteLength +
-      this.start.byteLength +
-      this.dur.byteLength +
-      this.name.byteLength +
-      this.cat.byteLength +
-      this.correlation.byteLength +
-      this.externalId.byteLength +
-      this.parent.byteLength +
-      this.args.byteLength
-    );
+    const columns = this.columns;
+    let bytes = 0;
+    for (const name of SLICE_TABLE_COLUMN_NAMES) bytes += columns[name].byteLength;
+    return bytes;
   }
 }
 

@@ -4,15 +4,21 @@
  */
 import * as path from 'node:path';
 import type { Analysis } from '../analysis/types';
-import { isDeviceKind, isLaunchKind, type Profile, type Track } from '../model/profile';
+import type { Profile, Track } from '../model/profile';
 import {
   PROTOCOL_VERSION,
   packTimeline,
   type TimelineColumns,
   type TimelinePayload,
-  type TimelineSite,
   type TimelineTrack,
 } from '../protocol';
+import {
+  SLICE_COLUMN_NAMES,
+  type ColumnArray,
+  type SliceColumnName,
+  type SliceColumns,
+} from '../shared/columns';
+import { isDeviceKind, isLaunchKind } from '../shared/kinds';
 
 export interface EncodeOptions {
   /** Panel title; defaults to the profile's file name. */
@@ -61,11 +67,51 @@ export function encodeTimeline(
   analysis: Analysis,
   options: EncodeOptions = {},
 ): TimelinePayload {
-  const slices = profile.slices;
-  const n = slices.length;
-
+  const n = profile.slices.length;
   const ordered = orderTracks(profile.tracks);
-  const tracks: TimelineTrack[] = ordered.map((t) => ({
+  const tracks = ordered.map(timelineTrack);
+  const lanes = encodeLanes(profile, ordered, tracks);
+  const { startNs, endNs } = timeSpan(profile);
+  // Args stay UTF-8 bytes end to end (the arena already holds the texts back to back): the webview decodes one
+  // object when the details panel shows it.
+  const raw = profile.args.raw();
+  const columns: TimelineColumns = {
+    ...sliceColumns(profile),
+    argsBytes: raw.bytes.slice(),
+    argsOffset: raw.offsets.slice(),
+    opOf: Int32Array.from(analysis.opOf.subarray(0, n)),
+    runtimeOf: Int32Array.from(analysis.runtimeOf.subarray(0, n)),
+    site: siteColumn(analysis, n),
+    ...lanes,
+    ...encodeFlows(profile, analysis),
+  };
+  return {
+    header: {
+      version: PROTOCOL_VERSION,
+      title: options.title ?? path.basename(profile.path),
+      source: options.source ?? profile.path,
+      originNs: profile.originNs.toString(),
+      startNs,
+      endNs,
+      sliceCount: n,
+      strings: [...profile.strings.all()],
+      tracks,
+      sites: analysis.lines.map((l) => ({
+        file: l.file,
+        line: l.line,
+        function: l.function,
+        exact: l.exact,
+      })),
+      tables: { ops: analysis.ops, kernels: analysis.kernels, lines: analysis.lines },
+      warnings: profile.warnings.map((w) => w.message),
+      linking: `${analysis.externalIdTrusted ? 'External id' : 'enclosure'}: ${analysis.trustReason}`,
+    },
+    columns,
+  };
+}
+
+function timelineTrack(t: Track): TimelineTrack {
+  return {
     id: t.id,
     name: t.name,
     processName: t.processName,
@@ -74,29 +120,32 @@ export function encodeTimeline(
     kind: t.kind,
     maxDepth: t.maxDepth,
     sliceCount: t.sliceCount,
-  }));
+  };
+}
 
-  // Lanes: (track, depth) rows in display order. Counting sort by lane, then by start inside each lane (the
-  // importer usually emits slices in time order per track, so most lanes need no sort at all).
+/** A slice's own columns, copied to the slice count (the table's columns have spare capacity). */
+function sliceColumns(profile: Profile): SliceColumns {
+  const slices = profile.slices;
+  const columns = {} as Record<SliceColumnName, ColumnArray>;
+  for (const name of SLICE_COLUMN_NAMES) columns[name] = slices[name].slice(0, slices.length);
+  return columns as SliceColumns;
+}
+
+type LaneColumns = Pick<TimelineColumns, 'laneOrder' | 'laneTrack' | 'laneDepth' | 'laneOffset'>;
+
+/**
+ * Lanes: (track, depth) rows in display order. Counting sort by lane, then by start inside each lane (the
+ * importer usually emits slices in time order per track, so most lanes need no sort at all). Sets each track's
+ * maxDepth to the deepest lane it has.
+ */
+function encodeLanes(profile: Profile, ordered: readonly Track[], tracks: TimelineTrack[]): LaneColumns {
+  const slices = profile.slices;
+  const n = slices.length;
   let trackIds = 1;
   for (const t of profile.tracks) trackIds = Math.max(trackIds, t.id + 1);
   const trackRank = new Int32Array(trackIds).fill(-1);
-  const laneBase = new Uint32Array(ordered.length + 1);
-  ordered.forEach((t, rank) => {
-    trackRank[t.id] = rank;
-    laneBase[rank + 1] = laneBase[rank] + t.maxDepth + 1;
-  });
-  // maxDepth can be stale on a hand-built profile: take it from the data when larger.
-  const depthSeen = new Uint16Array(ordered.length);
-  for (let i = 0; i < n; i++) {
-    const rank = trackRank[slices.track[i]];
-    if (rank >= 0 && slices.depth[i] > depthSeen[rank]) depthSeen[rank] = slices.depth[i];
-  }
-  for (let rank = 0; rank < ordered.length; rank++) {
-    const depth = Math.max(ordered[rank].maxDepth, depthSeen[rank]);
-    laneBase[rank + 1] = laneBase[rank] + depth + 1;
-    tracks[rank].maxDepth = depth;
-  }
+  ordered.forEach((t, rank) => (trackRank[t.id] = rank));
+  const laneBase = laneBases(profile, ordered, trackRank, tracks);
   const laneCount = laneBase[ordered.length];
   const laneTrack = new Uint32Array(laneCount);
   const laneDepth = new Uint16Array(laneCount);
@@ -118,8 +167,37 @@ export function encodeTimeline(
   const cursor = laneOffset.slice(0, laneCount);
   const laneOrder = new Int32Array(laneOffset[laneCount]);
   for (let i = 0; i < n; i++) if (laneOf[i] >= 0) laneOrder[cursor[laneOf[i]]++] = i;
-  const start = slices.start;
-  for (let l = 0; l < laneCount; l++) {
+  sortLanesByStart(laneOrder, laneOffset, slices.start);
+  return { laneOrder, laneTrack, laneDepth, laneOffset };
+}
+
+/**
+ * The first lane of each track in display order (ordered.length + 1 entries), one lane per depth. maxDepth can
+ * be stale on a hand-built profile: it is taken from the data when larger (and written back to `tracks`).
+ */
+function laneBases(
+  profile: Profile,
+  ordered: readonly Track[],
+  trackRank: Int32Array,
+  tracks: TimelineTrack[],
+): Uint32Array {
+  const slices = profile.slices;
+  const depthSeen = new Uint16Array(ordered.length);
+  for (let i = 0; i < slices.length; i++) {
+    const rank = trackRank[slices.track[i]];
+    if (rank >= 0 && slices.depth[i] > depthSeen[rank]) depthSeen[rank] = slices.depth[i];
+  }
+  const laneBase = new Uint32Array(ordered.length + 1);
+  for (let rank = 0; rank < ordered.length; rank++) {
+    const depth = Math.max(ordered[rank].maxDepth, depthSeen[rank]);
+    laneBase[rank + 1] = laneBase[rank] + depth + 1;
+    tracks[rank].maxDepth = depth;
+  }
+  return laneBase;
+}
+
+function sortLanesByStart(laneOrder: Int32Array, laneOffset: Uint32Array, start: Float64Array): void {
+  for (let l = 0; l + 1 < laneOffset.length; l++) {
     const from = laneOffset[l];
     const to = laneOffset[l + 1];
     let sorted = true;
@@ -131,14 +209,10 @@ export function encodeTimeline(
     }
     if (!sorted) laneOrder.subarray(from, to).sort((a, b) => start[a] - start[b] || a - b);
   }
+}
 
-  // Source sites: ops have their own; device slices and runtime calls inherit their launching op's.
-  const sites: TimelineSite[] = analysis.lines.map((l) => ({
-    file: l.file,
-    line: l.line,
-    function: l.function,
-    exact: l.exact,
-  }));
+/** Source sites: ops have their own; device slices and runtime calls inherit their launching op's. */
+function siteColumn(analysis: Analysis, n: number): Int32Array {
   const site = new Int32Array(n).fill(-1);
   for (let i = 0; i < n; i++) {
     let own = analysis.lineOf[i] ?? -1;
@@ -148,9 +222,15 @@ export function encodeTimeline(
     }
     site[i] = own;
   }
+  return site;
+}
 
-  // Flows: the trace's own launch -> device pairs, completed by the runtime links analysis made by
-  // correlation id (older traces carry no flow events at all).
+/**
+ * Flows: the trace's own launch -> device pairs, completed by the runtime links analysis made by correlation id
+ * (older traces carry no flow events at all); sorted by the launch's start.
+ */
+function encodeFlows(profile: Profile, analysis: Analysis): Pick<TimelineColumns, 'flowFrom' | 'flowTo'> {
+  const { kind, start, length: n } = profile.slices;
   const flowTarget = new Int32Array(n).fill(-1);
   let flowCount = 0;
   for (const pair of analysis.flows.pairs) {
@@ -161,12 +241,7 @@ export function encodeTimeline(
   }
   for (let i = 0; i < n; i++) {
     const runtime = analysis.runtimeOf[i] ?? -1;
-    if (
-      runtime >= 0 &&
-      flowTarget[i] < 0 &&
-      isDeviceKind(slices.kind[i]) &&
-      isLaunchKind(slices.kind[runtime])
-    ) {
+    if (runtime >= 0 && flowTarget[i] < 0 && isDeviceKind(kind[i]) && isLaunchKind(kind[runtime])) {
       flowTarget[i] = runtime;
       flowCount++;
     }
@@ -180,68 +255,21 @@ export function encodeTimeline(
     flowTo[k] = flowIndex[k];
     flowFrom[k] = flowTarget[flowIndex[k]];
   }
+  return { flowFrom, flowTo };
+}
 
+/** Earliest start and latest end over all slices; [0, 1] for an empty profile. */
+function timeSpan(profile: Profile): { startNs: number; endNs: number } {
+  const { start, dur, length: n } = profile.slices;
+  if (n === 0) return { startNs: 0, endNs: 1 };
   let startNs = Infinity;
   let endNs = -Infinity;
   for (let i = 0; i < n; i++) {
     if (start[i] < startNs) startNs = start[i];
-    const end = start[i] + slices.dur[i];
+    const end = start[i] + dur[i];
     if (end > endNs) endNs = end;
   }
-  if (n === 0) {
-    startNs = 0;
-    endNs = 1;
-  }
-
-  // Args stay UTF-8 bytes end to end (the arena already holds the texts back to back): the webview decodes one
-  // object when the details panel shows it.
-  const raw = profile.args.raw();
-  const argsBytes = raw.bytes.slice();
-  const argsOffset = raw.offsets.slice();
-
-  const copy = <T extends Uint8Array | Uint16Array | Uint32Array | Int32Array | Float64Array>(column: T): T =>
-    column.slice(0, n) as T;
-  const columns: TimelineColumns = {
-    kind: copy(slices.kind),
-    track: copy(slices.track),
-    depth: copy(slices.depth),
-    start: copy(slices.start),
-    dur: copy(slices.dur),
-    name: copy(slices.name),
-    cat: copy(slices.cat),
-    correlation: copy(slices.correlation),
-    externalId: copy(slices.externalId),
-    args: copy(slices.args),
-    argsBytes,
-    argsOffset,
-    opOf: Int32Array.from(analysis.opOf.subarray(0, n)),
-    runtimeOf: Int32Array.from(analysis.runtimeOf.subarray(0, n)),
-    site,
-    laneOrder,
-    laneTrack,
-    laneDepth,
-    laneOffset,
-    flowFrom,
-    flowTo,
-  };
-  return {
-    header: {
-      version: PROTOCOL_VERSION,
-      title: options.title ?? path.basename(profile.path),
-      source: options.source ?? profile.path,
-      originNs: profile.originNs.toString(),
-      startNs,
-      endNs,
-      sliceCount: n,
-      strings: [...profile.strings.all()],
-      tracks,
-      sites,
-      tables: { ops: analysis.ops, kernels: analysis.kernels, lines: analysis.lines },
-      warnings: profile.warnings.map((w) => w.message),
-      linking: `${analysis.externalIdTrusted ? 'External id' : 'enclosure'}: ${analysis.trustReason}`,
-    },
-    columns,
-  };
+  return { startNs, endNs };
 }
 
 /** encodeTimeline + packTimeline: the ArrayBuffer the webview's `init` message carries. */

@@ -4,26 +4,25 @@
  * warnings against the log. Other features show a profile here with the command flagos.bringup.show(pathOrUri).
  */
 import * as vscode from 'vscode';
-import { existsSync, readFileSync } from 'node:fs';
-import path from 'node:path';
+import { readFileSync } from 'node:fs';
 import { BaselineError, parseBaseline } from '../analysis/checks';
 import type { Baseline } from '../analysis/checks';
 import { bringupFromLog, loadBringup } from '../bringup/load';
-import type { BringupModel } from '../bringup/load';
+import type { BringupModel, BringupOptions } from '../bringup/load';
 import type { BringupHostToWebview } from '../bringup/protocol';
 import { isBringupWebviewToHost } from '../bringup/protocol';
 import { toView } from '../bringup/view';
 import { buildMarkdownReport } from '../bringup/report';
-import { isSessionFolder } from '../bringup/session';
+import { locateProfile } from '../capture/open';
+import { sessionOfFile } from '../capture/session';
 import { registerParityWorkload, isParitySession } from './bringupParity';
-import { webviewNonce } from './nonce';
+import { webviewPageHtml } from './page';
+import { TRACE_EDITOR_ANY_VIEW_TYPE, TRACE_EDITOR_VIEW_TYPE } from './timeline';
 import { onProfileLoaded } from './capture';
-import type { Profile } from '../model/profile';
-import type { Analysis } from '../analysis/types';
 
 export const BRINGUP_VIEW_ID = 'flagos.bringup';
 
-type Preloaded = { profile: Profile; analysis: Analysis };
+type Preloaded = NonNullable<BringupOptions['preloaded']>;
 
 class BringupController implements vscode.WebviewViewProvider, vscode.Disposable {
   private view: vscode.WebviewView | undefined;
@@ -75,39 +74,18 @@ class BringupController implements vscode.WebviewViewProvider, vscode.Disposable
     if (next) void this.show(next.target, false, next.preloaded);
     const dist = vscode.Uri.joinPath(this.context.extensionUri, 'dist');
     view.webview.options = { enableScripts: true, localResourceRoots: [dist] };
-    view.webview.html = this.html(view.webview, dist);
+    view.webview.html = webviewPageHtml(view.webview, {
+      script: vscode.Uri.joinPath(dist, 'bringup.js'),
+      style: vscode.Uri.joinPath(dist, 'bringup.css'),
+      title: 'FlagOS Bring-up',
+      rootId: 'root',
+    });
     view.webview.onDidReceiveMessage(
       (message: unknown) => this.onMessage(message),
       undefined,
       this.context.subscriptions,
     );
     view.onDidDispose(() => (this.view = undefined), undefined, this.context.subscriptions);
-  }
-
-  private html(webview: vscode.Webview, dist: vscode.Uri): string {
-    const script = webview.asWebviewUri(vscode.Uri.joinPath(dist, 'bringup.js'));
-    const style = webview.asWebviewUri(vscode.Uri.joinPath(dist, 'bringup.css'));
-    const n = webviewNonce();
-    const csp = [
-      `default-src 'none'`,
-      `style-src ${webview.cspSource}`,
-      `script-src 'nonce-${n}'`,
-      `font-src ${webview.cspSource}`,
-    ].join('; ');
-    return `<!DOCTYPE html>
-<html lang="en">
-<head>
-<meta charset="UTF-8">
-<meta http-equiv="Content-Security-Policy" content="${csp}">
-<meta name="viewport" content="width=device-width, initial-scale=1.0">
-<link rel="stylesheet" href="${style}">
-<title>FlagOS Bring-up</title>
-</head>
-<body>
-<div id="root"></div>
-<script nonce="${n}" src="${script}"></script>
-</body>
-</html>`;
   }
 
   private post(message: BringupHostToWebview): void {
@@ -149,20 +127,6 @@ class BringupController implements vscode.WebviewViewProvider, vscode.Disposable
     }
   }
 
-  private baseline(): Baseline | undefined {
-    const file = vscode.workspace.getConfiguration('flagos').get<string>('bringup.baseline', '').trim();
-    if (!file) return undefined;
-    try {
-      return parseBaseline(JSON.parse(readFileSync(file, 'utf8')), file);
-    } catch (error) {
-      const why = error instanceof BaselineError ? error.message : `${file}: ${(error as Error).message}`;
-      void vscode.window.showWarningMessage(
-        `FlagOS: the baseline in flagos.bringup.baseline cannot be used (${why}); using the shipped torch-cuda baseline.`,
-      );
-      return undefined;
-    }
-  }
-
   /** Loads a trace file, a session folder or a FLAGOS_TRACE log and shows it. */
   async show(target: string, reveal = true, preloaded?: Preloaded): Promise<BringupModel | undefined> {
     const ticket = ++this.loading;
@@ -174,14 +138,15 @@ class BringupController implements vscode.WebviewViewProvider, vscode.Disposable
     try {
       const platform =
         vscode.workspace.getConfiguration('flagos').get<string>('bringup.platform', '').trim() || undefined;
+      const source = preloaded?.opened.source ?? locateProfile(target);
       const model =
-        /\.(jsonl|log|txt)$/i.test(target) && !isSessionFolder(target)
+        source.kind !== 'session' && /\.(jsonl|log|txt)$/i.test(target)
           ? bringupFromLog(target, readFileSync(target, 'utf8'))
-          : await loadBringup(target, { baseline: this.baseline(), platform, preloaded });
+          : await loadBringup(source, { baseline: configuredBaseline(), platform, preloaded });
       if (ticket !== this.loading) return undefined;
       this.model = model;
       this.post({ type: 'bringup.show', view: toView(model) });
-      this.publishProblems(model);
+      publishProblems(this.problems, model);
       return model;
     } catch (error) {
       if (ticket !== this.loading) return undefined;
@@ -189,43 +154,6 @@ class BringupController implements vscode.WebviewViewProvider, vscode.Disposable
       this.post({ type: 'bringup.error', text });
       void vscode.window.showErrorMessage(text);
       return undefined;
-    }
-  }
-
-  private publishProblems(model: BringupModel): void {
-    this.problems.clear();
-    const failed = model.checks?.results.filter((r) => r.status === 'fail') ?? [];
-    if (model.tracePath && failed.length) {
-      this.problems.set(
-        vscode.Uri.file(model.tracePath),
-        failed.map((r) => {
-          const d = new vscode.Diagnostic(
-            new vscode.Range(0, 0, 0, 0),
-            `${r.id} ${r.title}: ${r.summary}${r.hint ? `. Fix: ${r.hint}` : ''}`,
-            r.required ? vscode.DiagnosticSeverity.Error : vscode.DiagnosticSeverity.Warning,
-          );
-          d.source = 'FlagOS bring-up';
-          d.code = r.id;
-          return d;
-        }),
-      );
-    }
-    const logged = model.diagnostics.filter((d) => d.severity === 'error' || d.severity === 'warning');
-    if (model.logPath && logged.length) {
-      this.problems.set(
-        vscode.Uri.file(model.logPath),
-        logged.slice(0, 500).map((x) => {
-          const line = Math.max(0, x.line - 1);
-          const d = new vscode.Diagnostic(
-            new vscode.Range(line, 0, line, 1000),
-            `${x.component}${x.code ? ` ${x.code}` : ''}: ${x.message}`,
-            x.severity === 'error' ? vscode.DiagnosticSeverity.Error : vscode.DiagnosticSeverity.Warning,
-          );
-          d.source = 'FLAGOS_TRACE';
-          if (x.code) d.code = x.code;
-          return d;
-        }),
-      );
     }
   }
 
@@ -241,6 +169,59 @@ class BringupController implements vscode.WebviewViewProvider, vscode.Disposable
   }
 }
 
+/** The baseline of flagos.bringup.baseline, when one is set and usable. */
+function configuredBaseline(): Baseline | undefined {
+  const file = vscode.workspace.getConfiguration('flagos').get<string>('bringup.baseline', '').trim();
+  if (!file) return undefined;
+  try {
+    return parseBaseline(JSON.parse(readFileSync(file, 'utf8')), file);
+  } catch (error) {
+    const why = error instanceof BaselineError ? error.message : `${file}: ${(error as Error).message}`;
+    void vscode.window.showWarningMessage(
+      `FlagOS: the baseline in flagos.bringup.baseline cannot be used (${why}); using the shipped torch-cuda baseline.`,
+    );
+    return undefined;
+  }
+}
+
+/** Failing checks against the trace file, FLAGOS_TRACE errors and warnings against the log. */
+function publishProblems(problems: vscode.DiagnosticCollection, model: BringupModel): void {
+  problems.clear();
+  const failed = model.checks?.results.filter((r) => r.status === 'fail') ?? [];
+  if (model.tracePath && failed.length) {
+    problems.set(
+      vscode.Uri.file(model.tracePath),
+      failed.map((r) => {
+        const d = new vscode.Diagnostic(
+          new vscode.Range(0, 0, 0, 0),
+          `${r.id} ${r.title}: ${r.summary}${r.hint ? `. Fix: ${r.hint}` : ''}`,
+          r.required ? vscode.DiagnosticSeverity.Error : vscode.DiagnosticSeverity.Warning,
+        );
+        d.source = 'FlagOS bring-up';
+        d.code = r.id;
+        return d;
+      }),
+    );
+  }
+  const logged = model.diagnostics.filter((d) => d.severity === 'error' || d.severity === 'warning');
+  if (model.logPath && logged.length) {
+    problems.set(
+      vscode.Uri.file(model.logPath),
+      logged.slice(0, 500).map((x) => {
+        const line = Math.max(0, x.line - 1);
+        const d = new vscode.Diagnostic(
+          new vscode.Range(line, 0, line, 1000),
+          `${x.component}${x.code ? ` ${x.code}` : ''}: ${x.message}`,
+          x.severity === 'error' ? vscode.DiagnosticSeverity.Error : vscode.DiagnosticSeverity.Warning,
+        );
+        d.source = 'FLAGOS_TRACE';
+        if (x.code) d.code = x.code;
+        return d;
+      }),
+    );
+  }
+}
+
 async function pickTarget(): Promise<string | undefined> {
   const picked = await vscode.window.showOpenDialog({
     canSelectFiles: true,
@@ -252,14 +233,8 @@ async function pickTarget(): Promise<string | undefined> {
   return picked?.[0]?.fsPath;
 }
 
-/** The trace viewer's custom editors (extension/vscode/timeline.ts). */
-const TRACE_VIEW_TYPES = new Set(['flagos.traceViewer', 'flagos.traceViewer.anyJson']);
-
-/** A trace inside a capture session folder stands for the whole session (its log and session.json too). */
-function sessionOrTrace(file: string): string {
-  const folder = path.dirname(file);
-  return existsSync(path.join(folder, 'session.json')) ? folder : file;
-}
+/** The trace viewer's custom editors. */
+const TRACE_VIEW_TYPES = new Set([TRACE_EDITOR_VIEW_TYPE, TRACE_EDITOR_ANY_VIEW_TYPE]);
 
 function activeTraceEditor(): string | undefined {
   const input = vscode.window.tabGroups.activeTabGroup.activeTab?.input;
@@ -268,7 +243,8 @@ function activeTraceEditor(): string | undefined {
     TRACE_VIEW_TYPES.has(input.viewType) &&
     input.uri.scheme === 'file'
   )
-    return sessionOrTrace(input.uri.fsPath);
+    // A session's own trace stands for the whole session (its log and session.json too).
+    return sessionOfFile(input.uri.fsPath) ?? input.uri.fsPath;
   return undefined;
 }
 
@@ -288,11 +264,6 @@ export function registerBringup(context: vscode.ExtensionContext): void {
       if (target) await controller.show(target);
     }),
     vscode.commands.registerCommand('flagos.copyBringupReport', () => controller.copyReport()),
-    // For other features (Profile Current File, Open Trace): show a new profile here without taking the focus.
-    vscode.commands.registerCommand('flagos.bringup.follow', (arg?: unknown) => {
-      const target = targetOf(arg);
-      if (target) controller.follow(target);
-    }),
     vscode.window.tabGroups.onDidChangeTabs(() => {
       const target = activeTraceEditor();
       if (target) controller.follow(target);
@@ -301,8 +272,10 @@ export function registerBringup(context: vscode.ExtensionContext): void {
   registerParityWorkload(context);
   // Every finished capture: its checks and diagnostics, revealed at once for the parity workload.
   context.subscriptions.push(
-    onProfileLoaded((profile, analysis, sessionDir) =>
-      controller.follow(sessionDir, { profile, analysis }, isParitySession(sessionDir)),
-    ),
+    onProfileLoaded((opened, analysis) => {
+      if (opened.source.kind !== 'session') return;
+      const { folder, session } = opened.source;
+      controller.follow(folder, { opened, analysis }, isParitySession(folder, session?.record));
+    }),
   );
 }

@@ -4,9 +4,9 @@
  * progress, cancel, session folders). The finished capture reaches the bring-up view through onProfileLoaded.
  */
 import * as vscode from 'vscode';
-import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { PARITY_SCRIPT_NAME, validDevice, writeParityWorkload } from '../bringup/parity';
+import type { SessionRecord } from '../capture/session';
 import { profileCurrentFile } from './capture';
 
 async function pickDevice(): Promise<string | undefined> {
@@ -37,15 +37,10 @@ async function pickDevice(): Promise<string | undefined> {
 }
 
 /** A session folder whose script is the parity workload (session.json names the script). */
-export function isParitySession(sessionDir: string): boolean {
-  try {
-    const record = JSON.parse(readFileSync(path.join(sessionDir, 'session.json'), 'utf8')) as {
-      script?: unknown;
-    };
-    return typeof record.script === 'string' && path.basename(record.script) === PARITY_SCRIPT_NAME;
-  } catch {
-    return path.basename(sessionDir).includes(PARITY_SCRIPT_NAME.replace(/\.py$/, ''));
-  }
+export function isParitySession(sessionDir: string, record: SessionRecord | undefined): boolean {
+  if (record) return record.script !== undefined && path.basename(record.script) === PARITY_SCRIPT_NAME;
+  // No readable session.json: the folder is named after its script (capture/sessions.ts).
+  return path.basename(sessionDir).includes(PARITY_SCRIPT_NAME.replace(/\.py$/, ''));
 }
 
 export function registerParityWorkload(context: vscode.ExtensionContext): void {

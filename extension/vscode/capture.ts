@@ -3,7 +3,6 @@
  * to the "FlagOS Profiler" Output channel, shows progress with Cancel, keeps the last N sessions in the extension's
  * storage, and hands the finished profile to whoever registered through onProfileLoaded (timeline, editor).
  */
-import { existsSync } from 'node:fs';
 import { writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import * as vscode from 'vscode';
@@ -22,21 +21,19 @@ import {
   CAPTURE_MODES,
   startCapture,
   type CaptureMode,
+  type CaptureOptions,
+  type CaptureResult,
   type CaptureRun,
   type ProgressEvent,
 } from '../capture/launcher';
-import { loadSession, readSessionRecord, SESSION_FILES } from '../capture/session';
+import { locateSession, openProfile, type OpenedProfile, type SessionSource } from '../capture/open';
 import { createSessionDir, pruneSessions } from '../capture/sessions';
-import { summaryMarkdown } from '../capture/summaryMarkdown';
-import type { Profile } from '../model/profile';
+import { summaryMarkdown } from '../analysis/summaryMarkdown';
 import { setActiveProfile } from './editorAnnotations';
 import { formatDuration } from '../shared/format';
 
-export type ProfileLoadedListener = (
-  profile: Profile,
-  analysis: Analysis,
-  sessionDir: string,
-) => void | Promise<void>;
+/** A finished capture: its session opened (opened.source is the session folder) and analysed. */
+export type ProfileLoadedListener = (opened: OpenedProfile, analysis: Analysis) => void | Promise<void>;
 
 const listeners = new Set<ProfileLoadedListener>();
 
@@ -213,6 +210,52 @@ export async function profileCurrentFile(
   }
 }
 
+/** The capture's run as one notification: its phase and time, and Cancel (SIGINT, the profile so far is kept). */
+function runWithProgress(
+  script: string,
+  options: Omit<CaptureOptions, 'onProgress'>,
+  channel: vscode.OutputChannel,
+): Thenable<CaptureResult> {
+  return vscode.window.withProgress(
+    {
+      location: vscode.ProgressLocation.Notification,
+      title: `FlagOS: profiling ${path.basename(script)}`,
+      cancellable: true,
+    },
+    async (progress, token) => {
+      const started = Date.now();
+      let phase = 'starting';
+      const report = (): void =>
+        progress.report({
+          message: `${PHASE_TEXT[phase] ?? phase} · ${Math.round((Date.now() - started) / 1000)} s`,
+        });
+      report();
+      const ticker = setInterval(report, 1000);
+      const run = startCapture({
+        ...options,
+        onProgress: (event: ProgressEvent) => {
+          phase = event.phase;
+          report();
+        },
+      });
+      currentRun = run;
+      const subscription = token.onCancellationRequested(() => {
+        channel.appendLine(
+          '■ cancelling: the script is interrupted (SIGINT) and the profile captured so far is written',
+        );
+        run.cancel();
+      });
+      try {
+        return await run.done;
+      } finally {
+        clearInterval(ticker);
+        subscription.dispose();
+        currentRun = undefined;
+      }
+    },
+  );
+}
+
 async function runCapture(
   context: vscode.ExtensionContext,
   interpreter: Interpreter,
@@ -235,67 +278,43 @@ async function runCapture(
   );
   channel.show(true);
   const folder = vscode.workspace.getWorkspaceFolder(vscode.Uri.file(script));
-
-  const result = await vscode.window.withProgress(
+  const result = await runWithProgress(
+    script,
     {
-      location: vscode.ProgressLocation.Notification,
-      title: `FlagOS: profiling ${path.basename(script)}`,
-      cancellable: true,
+      python: interpreter.path,
+      script,
+      args,
+      sessionDir,
+      cwd: folder?.uri.fsPath ?? path.dirname(script),
+      mode,
+      delayS: typeof delay === 'number' && delay > 0 ? delay : undefined,
+      durationS: typeof duration === 'number' && duration > 0 ? duration : undefined,
+      flagosTrace: config.get<boolean>('trace') !== false,
+      stdin: 'ignore',
+      unbuffered: true,
+      stdout: (chunk) => channel.append(chunk.toString('utf8')),
+      stderr: (chunk) => channel.append(chunk.toString('utf8')),
     },
-    async (progress, token) => {
-      const started = Date.now();
-      let phase = 'starting';
-      const report = (): void =>
-        progress.report({
-          message: `${PHASE_TEXT[phase] ?? phase} · ${Math.round((Date.now() - started) / 1000)} s`,
-        });
-      report();
-      const ticker = setInterval(report, 1000);
-      const run = startCapture({
-        python: interpreter.path,
-        script,
-        args,
-        sessionDir,
-        cwd: folder?.uri.fsPath ?? path.dirname(script),
-        mode,
-        delayS: typeof delay === 'number' && delay > 0 ? delay : undefined,
-        durationS: typeof duration === 'number' && duration > 0 ? duration : undefined,
-        flagosTrace: config.get<boolean>('trace') !== false,
-        stdin: 'ignore',
-        unbuffered: true,
-        stdout: (chunk) => channel.append(chunk.toString('utf8')),
-        stderr: (chunk) => channel.append(chunk.toString('utf8')),
-        onProgress: (event: ProgressEvent) => {
-          phase = event.phase;
-          report();
-        },
-      });
-      currentRun = run;
-      const subscription = token.onCancellationRequested(() => {
-        channel.appendLine(
-          '■ cancelling: the script is interrupted (SIGINT) and the profile captured so far is written',
-        );
-        run.cancel();
-      });
-      try {
-        return await run.done;
-      } finally {
-        clearInterval(ticker);
-        subscription.dispose();
-        currentRun = undefined;
-      }
-    },
+    channel,
   );
   channel.appendLine(
     `■ exit code ${result.exitCode}${result.cancelled ? ' (cancelled)' : ''} after ${formatDuration(result.wallMs * 1e6)}`,
   );
   if (result.seal?.note) channel.appendLine(`■ ${result.seal.note}`);
+  await showSession(locateSession(sessionDir), script, result, channel);
+}
 
-  const record = await readSessionRecord(sessionDir);
-  if (!existsSync(path.join(sessionDir, SESSION_FILES.trace))) {
-    const why = record?.notes?.length
-      ? record.notes[record.notes.length - 1]
-      : `the script exited with code ${result.exitCode} before a profile was written`;
+/** The finished run's profile, to whoever shows it; or why there is none. */
+async function showSession(
+  session: SessionSource,
+  script: string,
+  result: CaptureResult,
+  channel: vscode.OutputChannel,
+): Promise<void> {
+  const record = session.session?.record;
+  if (!session.tracePath) {
+    const why =
+      record?.notes.at(-1) ?? `the script exited with code ${result.exitCode} before a profile was written`;
     const choice = await vscode.window.showErrorMessage(
       `FlagOS: no profile of ${path.basename(script)}: ${why}`,
       'Show Output',
@@ -317,22 +336,23 @@ async function runCapture(
       .then((choice) => choice && channel.show());
   }
   try {
-    const profile = await loadSession(sessionDir);
+    const opened = await openProfile(session);
+    const { profile } = opened;
     const analysis = analyze(profile);
     setActiveProfile(profile, analysis, `${path.basename(script)} · ${new Date().toLocaleTimeString()}`);
     if (listeners.size > 0) {
-      for (const listener of listeners) await listener(profile, analysis, sessionDir);
+      for (const listener of listeners) await listener(opened, analysis);
     } else {
       const markdown = summaryMarkdown(buildSummary(analysis), {
         script,
-        sessionDir,
+        sessionDir: session.folder,
         exitCode: result.exitCode,
-        mode: record?.mode?.chosen ?? undefined,
-        modeReason: record?.mode?.reason ?? undefined,
+        mode: record?.mode?.chosen,
+        modeReason: record?.mode?.reason,
         notes: record?.notes,
       });
       // A file in the session folder, shown as a preview: read-only, and nothing asks to be saved on exit.
-      const file = path.join(sessionDir, 'summary.md');
+      const file = path.join(session.folder, 'summary.md');
       await writeFile(file, markdown, 'utf8');
       await vscode.commands.executeCommand('markdown.showPreview', vscode.Uri.file(file));
     }

@@ -346,8 +346,6 @@ export class EditorAnnotations implements vscode.Disposable {
 }
 
 let annotations: EditorAnnotations | undefined;
-/** A profile loaded before activation finished wiring (cannot happen through commands; kept for safety). */
-let early: { profile: Profile; analysis: Analysis; label: string } | undefined;
 
 /**
  * Shows a profile's device time in the editor (hovers, gutter heat, inline text, CodeLens) and makes it the
@@ -355,11 +353,7 @@ let early: { profile: Profile; analysis: Analysis; label: string } | undefined;
  */
 export function setActiveProfile(profile: Profile, analysis: Analysis, label?: string): void {
   const name = label ?? path.basename(profile.path);
-  if (!annotations) {
-    early = { profile, analysis, label: name };
-    return;
-  }
-  annotations.setActive(profile, analysis, name);
+  annotations?.setActive(profile, analysis, name);
 }
 
 /** The state, for the providers and tests inside the extension host. */
@@ -449,9 +443,4 @@ export function registerEditorAnnotations(context: vscode.ExtensionContext): voi
       revealSlices(context, loaded, slices);
     }),
   );
-
-  if (early) {
-    state.setActive(early.profile, early.analysis, early.label);
-    early = undefined;
-  }
 }

@@ -7,10 +7,11 @@
 import { existsSync, statSync } from 'node:fs';
 import * as path from 'node:path';
 import * as vscode from 'vscode';
-import { webviewNonce } from './nonce';
+import { webviewPageHtml } from './page';
 import { analyze } from '../analysis/analyze';
 import type { Analysis } from '../analysis/types';
-import { loadProfileArgument } from '../cli/summary';
+import { openProfile } from '../capture/open';
+import { UserError } from '../import/errors';
 import type { Profile } from '../model/profile';
 import { isWebviewToHost, type HostToWebview, type TimelineViewState, type WebviewToHost } from '../protocol';
 import { memoryBudgetProblem } from '../timeline/budget';
@@ -33,39 +34,20 @@ export interface ShowTimelineOptions {
 
 function webviewHtml(webview: vscode.Webview, extensionUri: vscode.Uri, title: string): string {
   const dist = vscode.Uri.joinPath(extensionUri, 'dist');
-  const script = webview.asWebviewUri(vscode.Uri.joinPath(dist, 'webview.js'));
-  const style = webview.asWebviewUri(vscode.Uri.joinPath(dist, 'webview.css'));
-  const scriptNonce = webviewNonce();
-  const csp = [
-    "default-src 'none'",
-    `img-src ${webview.cspSource} data:`,
-    `font-src ${webview.cspSource}`,
-    `style-src ${webview.cspSource}`,
-    `script-src 'nonce-${scriptNonce}'`,
-  ].join('; ');
-  const escaped = title.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
-  return `<!DOCTYPE html>
-<html lang="en">
-<head>
-<meta charset="utf-8">
-<meta http-equiv="Content-Security-Policy" content="${csp}">
-<meta name="viewport" content="width=device-width, initial-scale=1">
-<link rel="stylesheet" href="${style}">
-<title>${escaped}</title>
-</head>
-<body>
-<script nonce="${scriptNonce}" src="${script}"></script>
-</body>
-</html>`;
+  return webviewPageHtml(webview, {
+    script: vscode.Uri.joinPath(dist, 'webview.js'),
+    style: vscode.Uri.joinPath(dist, 'webview.css'),
+    title,
+  });
 }
 
 /** Imports and analyses a trace or session folder; refuses up front what cannot fit in memory. */
 async function loadProfile(source: string): Promise<{ profile: Profile; analysis: Analysis }> {
   if (existsSync(source) && statSync(source).isFile()) {
     const problem = memoryBudgetProblem(source);
-    if (problem) throw new Error(problem);
+    if (problem) throw new UserError(problem);
   }
-  const profile = await loadProfileArgument(source);
+  const { profile } = await openProfile(source);
   return { profile, analysis: analyze(profile) };
 }
 
@@ -132,12 +114,6 @@ class TimelinePanel {
 
   showError(title: string, message: string): void {
     this.channel.showError(title, message);
-  }
-
-  selectSlice(slice: number): void {
-    if (this.channel.isDisposed) return;
-    this.channel.selectSlice(slice);
-    this.remember(slice);
   }
 
   private remember(select?: number): void {
@@ -339,11 +315,6 @@ class TraceEditorProvider implements vscode.CustomReadonlyEditorProvider<TraceDo
   }
 }
 
-interface ShowInTimelineArgs {
-  profilePath: string;
-  slices?: number[];
-}
-
 export function registerTimeline(context: vscode.ExtensionContext): void {
   records = new TimelineRecords(
     {
@@ -361,17 +332,5 @@ export function registerTimeline(context: vscode.ExtensionContext): void {
     vscode.window.registerWebviewPanelSerializer(TIMELINE_VIEW_TYPE, new TimelineSerializer(context)),
     vscode.window.registerCustomEditorProvider(TRACE_EDITOR_VIEW_TYPE, provider, editorOptions),
     vscode.window.registerCustomEditorProvider(TRACE_EDITOR_ANY_VIEW_TYPE, provider, editorOptions),
-    vscode.commands.registerCommand('flagos.showInTimeline', async (args: ShowInTimelineArgs) => {
-      if (!args?.profilePath) return;
-      const slice = args.slices?.[0];
-      const existing = panels.get(keyOf(args.profilePath));
-      if (existing) {
-        existing.panel.reveal();
-        if (slice !== undefined) existing.selectSlice(slice);
-        return;
-      }
-      const panel = createPanel(context, args.profilePath);
-      await panel.load(args.profilePath, slice);
-    }),
   );
 }

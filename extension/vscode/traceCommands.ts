@@ -5,7 +5,7 @@
 import * as path from 'node:path';
 import * as vscode from 'vscode';
 import { analyze } from '../analysis/analyze';
-import { loadProfileArgument } from '../cli/summary';
+import { openProfile } from '../capture/open';
 import { setActiveProfile } from './editorAnnotations';
 import { showTimeline } from './timeline';
 
@@ -41,7 +41,7 @@ export async function openTrace(context: vscode.ExtensionContext, source: string
       },
       async (progress) => {
         progress.report({ message: 'reading the trace' });
-        const loaded = await loadProfileArgument(source);
+        const { profile: loaded } = await openProfile(source);
         progress.report({ message: 'linking kernels to ops and lines' });
         return { profile: loaded, analysis: analyze(loaded) };
       },

@@ -23,7 +23,7 @@ let page;
 async function fixtureModule(scratch) {
   const out = path.join(scratch, 'fixture.mjs');
   await build({
-    entryPoints: [path.join(root, 'test/unit/checks-fixture.ts')],
+    entryPoints: [path.join(root, 'test/fixtures/checks-trace.ts')],
     bundle: true,
     platform: 'node',
     format: 'esm',

@@ -2,7 +2,7 @@
 import { createRequire } from 'node:module';
 import { chromium } from 'playwright-core';
 
-const browser = createRequire(import.meta.url)('../support/chromium.json');
+const browser = createRequire(import.meta.url)('../helpers/chromium.json');
 
 export async function launch(profileDir) {
   return await chromium.launchPersistentContext(profileDir, {

@@ -140,10 +140,7 @@ export function expectRecordedLinesKnown(c: DecodedCapture): void {
   }
 }
 
-/** Builds dist/cli.js (for `flagprof decode`). */
-export function buildCli(): void {
-  execFileSync(process.execPath, [path.join(ROOT, 'scripts', 'build.mjs')], { cwd: ROOT });
-}
+export { buildCli } from './cli';
 
 export interface CliEvent {
   kind: string;

@@ -7,13 +7,14 @@ import { execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync, statSync } from 'node:fs';
 import path from 'node:path';
 
-export const ROOT = path.resolve(__dirname, '../..');
+import { PYTHON, ROOT } from './paths';
+
+export { PYTHON, ROOT };
 export const ADDON = path.join(ROOT, 'build', 'Release', 'flagprof.node');
 export const AGENT = path.join(ROOT, 'build', 'Release', 'libflagprof_agent.so');
 export const FAKE_CUPTI = path.join(ROOT, 'out', 'native', 'libcupti_fake.so');
 export const FAKE_MSPTI = path.join(ROOT, 'out', 'native', 'libmspti_fake.so');
 export const FAKE_ROCTRACER = path.join(ROOT, 'out', 'native', 'libroctracer64_fake.so');
-export const PYTHON = path.join(ROOT, '.venv', 'bin', 'python');
 
 /** Builds the addon and agent when `npm ci` has not (node-gyp, no downloads). */
 export function ensureNativeBuilt(): void {

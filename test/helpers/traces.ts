@@ -2,8 +2,9 @@
 import { existsSync, readFileSync, readdirSync, statSync } from 'node:fs';
 import * as path from 'node:path';
 
-export const ROOT = path.resolve(__dirname, '..', '..');
-export const TRACES = path.resolve(ROOT, '..', 'shared', 'traces');
+import { ROOT, TRACES } from './paths';
+
+export { ROOT, TRACES };
 
 /** Trace paths relative to the project root, as a user would type them. */
 export function realTraces(): string[] {

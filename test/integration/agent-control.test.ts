@@ -6,7 +6,8 @@ import { execFile } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { loadSession } from '../../extension/capture/session';
+import { openProfile } from '../../extension/capture/open';
+import type { Profile } from '../../extension/model/profile';
 import {
   launch,
   PYTHON,
@@ -16,11 +17,11 @@ import {
   ROOT,
   SCRIPTS,
   tempDir,
-} from './agent-helpers';
+} from '../helpers/agent';
 
 beforeAll(() => requirePython());
 
-function sliceNames(profile: Awaited<ReturnType<typeof loadSession>>): Set<string> {
+function sliceNames(profile: Profile): Set<string> {
   return new Set(Array.from({ length: profile.slices.length }, (_, i) => profile.nameOf(i)));
 }
 
@@ -48,7 +49,7 @@ describe('capture agent: control', () => {
     );
     const session = readJson(path.join(dir, 'session.json'));
     expect(session.status).toBe('interrupted');
-    const profile = await loadSession(dir);
+    const profile = (await openProfile(dir)).profile;
     expect(sliceNames(profile).has('aten::tanh')).toBe(true);
   });
 
@@ -60,7 +61,7 @@ describe('capture agent: control', () => {
     );
     expect(session.window.captured).toBe(true);
     expect(BigInt(session.window.endNs) > BigInt(session.window.startNs)).toBe(true);
-    const names = sliceNames(await loadSession(dir));
+    const names = sliceNames((await openProfile(dir)).profile);
     expect(names.has('aten::cos')).toBe(true);
     expect(names.has('aten::sin')).toBe(false);
     expect(names.has('aten::exp')).toBe(false);
@@ -81,7 +82,7 @@ describe('capture agent: control', () => {
       '[flagos] session stop: drained 0 device events',
     ]);
     for (const l of lines) expect(l.ts).toBeGreaterThan(1.7e12);
-    const profile = await loadSession(dir);
+    const profile = (await openProfile(dir)).profile;
     expect((profile.metadata.diagnostics as unknown[]).length).toBe(3);
   });
 
@@ -107,7 +108,7 @@ describe('capture agent: control', () => {
     expect(stderr).toContain('own_profiler.py:7');
     const session = readJson<{ userProfiler: string }>(path.join(dir, 'session.json'));
     expect(session.userProfiler).toContain('own_profiler.py:7');
-    const names = sliceNames(await loadSession(dir));
+    const names = sliceNames((await openProfile(dir)).profile);
     expect(names.has('aten::tanh')).toBe(true);
     expect(names.has('aten::sigmoid')).toBe(false);
   });

@@ -6,9 +6,9 @@ import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { analyze } from '../../extension/analysis/analyze';
-import { readSites } from '../../extension/analysis/sites';
-import { loadSession } from '../../extension/capture/session';
-import { launch, PYTHON, readJson, requirePython, SCRIPTS, tempDir } from './agent-helpers';
+import { readSites } from '../../extension/import/sites';
+import { openProfile } from '../../extension/capture/open';
+import { launch, PYTHON, readJson, requirePython, SCRIPTS, tempDir } from '../helpers/agent';
 
 beforeAll(() => requirePython());
 
@@ -48,7 +48,7 @@ describe('capture agent: running the script', () => {
     expect(stderr).not.toContain('flagprof_agent');
     expect(stderr).not.toContain('runpy');
     expect(existsSync(path.join(dir, 'trace.json.gz'))).toBe(true);
-    const profile = await loadSession(dir);
+    const profile = (await openProfile(dir)).profile;
     const names = new Set(Array.from({ length: profile.slices.length }, (_, i) => profile.nameOf(i)));
     expect(names.has('aten::tanh')).toBe(true);
     expect((profile.metadata.session as { status: string }).status).toBe('exception');
@@ -89,7 +89,7 @@ describe('capture agent: exact call sites', () => {
       for (const frame of chain) expect(frame.file).toBe(script);
     }
 
-    const profile = await loadSession(dir);
+    const profile = (await openProfile(dir)).profile;
     expect(profile.sites?.size).toBeGreaterThan(0);
     const softmaxIds: number[] = [];
     for (let i = 0; i < profile.slices.length; i++) {

@@ -10,7 +10,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { loadBringup } from '../../extension/bringup/load';
 import { parityWorkloadSource, startParityRun, validDevice } from '../../extension/bringup/parity';
 
-const ROOT = path.resolve(__dirname, '../..');
+import { ROOT } from '../helpers/paths';
 const PYTHON = path.join(ROOT, '.venv/bin/python');
 const dir = mkdtempSync(path.join(tmpdir(), 'flagprof-parity-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));

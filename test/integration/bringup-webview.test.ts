@@ -10,8 +10,8 @@ import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadBringup } from '../../extension/bringup/load';
 import type { BringupView } from '../../extension/protocol';
-import { ARTIFACTS, launchChromium, ROOT } from '../support/browser';
-import { writeSessionFolder } from '../unit/checks-fixture';
+import { ARTIFACTS, launchChromium, ROOT } from '../helpers/browser';
+import { writeSessionFolder } from '../fixtures/checks-trace';
 
 /** A few of the theme variables VS Code defines (Dark Modern), so the page looks as it does in the editor. */
 const THEME = `:root{--vscode-foreground:#cccccc;--vscode-sideBar-background:#181818;--vscode-editor-background:#1f1f1f;

@@ -14,9 +14,9 @@ import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statfsSync, w
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SessionBusyError, startCapture, type CaptureRun } from '../../extension/capture/launcher';
-import { loadSession } from '../../extension/capture/session';
+import { openProfile } from '../../extension/capture/open';
 import { isOpKind } from '../../extension/model/profile';
-import { launch, PYTHON, readJson, requirePython, ROOT, tempDir, type Captured } from './agent-helpers';
+import { launch, PYTHON, readJson, requirePython, ROOT, tempDir, type Captured } from '../helpers/agent';
 
 const RUN_S = Number(process.env.DURABILITY_RUN_S ?? 8);
 const SEGMENT_S = Number(process.env.DURABILITY_SEGMENT_S ?? 1);
@@ -73,7 +73,7 @@ afterAll(() => {
 
 /** Seconds from the first op to the end of the last one in the kept session. */
 async function keptSeconds(dir: string): Promise<{ keptS: number; ops: number }> {
-  const profile = await loadSession(dir);
+  const profile = (await openProfile(dir)).profile;
   const s = profile.slices;
   let first = Infinity;
   let last = -Infinity;
@@ -474,11 +474,11 @@ describe('a damaged part of a kept session', () => {
       expect(captured.result.exitCode).toBe(0);
       const parts = readdirSync(captured.dir).filter((n) => /^sites(\.\d+)?\.json$/.test(n));
       expect(parts.length).toBeGreaterThan(1);
-      const intact = (await loadSession(captured.dir)).sites?.size ?? 0;
+      const intact = (await openProfile(captured.dir)).profile.sites?.size ?? 0;
       const damaged = path.join(captured.dir, 'sites.2.json');
       const text = readFileSync(damaged, 'utf8');
       writeFileSync(damaged, text.slice(0, Math.floor(text.length / 2)));
-      const profile = await loadSession(captured.dir);
+      const profile = (await openProfile(captured.dir)).profile;
       expect(profile.warnings.map((w) => w.message).join('\n')).toMatch(
         /sites\.2\.json is damaged at byte \d+/,
       );

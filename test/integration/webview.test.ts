@@ -13,7 +13,7 @@ import { packTimeline, type TimelinePayload } from '../../extension/protocol';
 import { encodeTimeline } from '../../extension/timeline/encode';
 import { buildReportHtml, type WebviewBundle } from '../../extension/timeline/report';
 import type { WebviewToHost } from '../../extension/protocol';
-import { ARTIFACTS, buildWebviewBundle, launchChromium, TRACES } from '../support/browser';
+import { ARTIFACTS, buildWebviewBundle, launchChromium, TRACES } from '../helpers/browser';
 
 interface Case {
   label: string;

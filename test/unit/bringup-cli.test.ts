@@ -8,8 +8,8 @@ import { buildMarkdownReport } from '../../extension/bringup/report';
 import { baselineCommand } from '../../extension/cli/baseline';
 import { checkCommand } from '../../extension/cli/check';
 import { diagnosticsCommand } from '../../extension/cli/diagnostics';
-import { UserError } from '../../extension/cli/errors';
-import { parityTrace, writeSessionFolder } from './checks-fixture';
+import { UserError } from '../../extension/import/errors';
+import { parityTrace, writeSessionFolder } from '../fixtures/checks-trace';
 
 const dir = mkdtempSync(path.join(tmpdir(), 'flagprof-bringup-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));

@@ -11,6 +11,17 @@ import {
   parseTraceLog,
   summarizeDiagnostics,
 } from '../../extension/bringup/diagnostics';
+import { RULES } from '../../extension/bringup/rules';
+import { ADAPTOR_RULES } from '../../extension/bringup/rules/adaptor';
+import { AGENT_RULES } from '../../extension/bringup/rules/agent';
+import { CUPTI_RULES } from '../../extension/bringup/rules/cupti';
+import { CUPTI_SHIM_RULES } from '../../extension/bringup/rules/cupti-shim';
+import { ENV_RULES } from '../../extension/bringup/rules/env';
+import { MSPTI_RULES } from '../../extension/bringup/rules/mspti';
+import { MUPTI_RULES } from '../../extension/bringup/rules/mupti';
+import { ROCTRACER_RULES } from '../../extension/bringup/rules/roctracer';
+import { TOPSPTI_RULES } from '../../extension/bringup/rules/topspti';
+import { COMPONENTS } from '../../extension/bringup/types';
 
 const fixtures = path.resolve(__dirname, '../fixtures/bringup');
 const catalog = readFileSync(path.join(fixtures, 'catalog-lines.txt'), 'utf8')
@@ -125,6 +136,47 @@ describe('FLAGOS_TRACE line catalogue', () => {
   it('matches lines that carry a prefix of their own', () => {
     expect(parseLine('2026-11-30 06:00:01 [flagos] MSPTI session started').code).toBe('M7');
   });
+});
+
+describe('the rules', () => {
+  it('each name a known component, and no code appears twice within a component', () => {
+    const ids = RULES.map((r) => `${r.component}/${r.code}`);
+    for (const rule of RULES) {
+      expect(COMPONENTS).toContain(rule.component);
+      expect(rule.code).toMatch(/^[A-Z]\d+$/);
+    }
+    expect(new Set(ids).size).toBe(ids.length);
+  });
+
+  it('stand in the file of their component', () => {
+    const byFile = {
+      adaptor: ADAPTOR_RULES,
+      agent: AGENT_RULES,
+      cupti: CUPTI_RULES,
+      'cupti-shim': CUPTI_SHIM_RULES,
+      mspti: MSPTI_RULES,
+      mupti: MUPTI_RULES,
+      topspti: TOPSPTI_RULES,
+      roctracer: ROCTRACER_RULES,
+      env: ENV_RULES,
+    };
+    for (const [component, rules] of Object.entries(byFile)) {
+      expect(rules.length).toBeGreaterThan(0);
+      for (const rule of rules) expect(rule.component).toBe(component);
+    }
+    expect(Object.values(byFile).flat()).toEqual(RULES);
+  });
+
+  it.each(RULES.map((rule) => ({ rule, id: `${rule.component}/${rule.code}` })))(
+    '$id reads its catalogue sample and says what it means',
+    ({ rule }) => {
+      const sample = catalog.find((c) => c.code === rule.code && c.component === rule.component);
+      expect(sample).toBeDefined();
+      const m = rule.pattern.exec(sample!.line.slice(sample!.line.indexOf('[flagos')).trimEnd());
+      expect(m).not.toBeNull();
+      expect(rule.parse(m!).message.trim().length).toBeGreaterThan(0);
+    },
+  );
 });
 
 describe('parseTraceLog on a CUPTI session', () => {

@@ -4,13 +4,13 @@ import os from 'node:os';
 import path from 'node:path';
 import { gzipSync } from 'node:zlib';
 import { describe, expect, it } from 'vitest';
-import { parseSites, readSites, SitesError } from '../../extension/analysis/sites';
+import { parseSites, readSites, SitesError } from '../../extension/import/sites';
 import { joinArgs, splitArgs } from '../../extension/capture/args';
 import { findInterpreter, InterpreterError, whichOnPath } from '../../extension/capture/interpreter';
 import { agentArgs, isFlagosTraceLine } from '../../extension/capture/launcher';
-import { loadSession, SessionError } from '../../extension/capture/session';
+import { openProfile } from '../../extension/capture/open';
+import { SessionError } from '../../extension/capture/session';
 import { createSessionDir, listSessions, pruneSessions } from '../../extension/capture/sessions';
-import { loadProfileArgument } from '../../extension/cli/summary';
 import { ImportError } from '../../extension/import/errors';
 
 const tmp = (): string => mkdtempSync(path.join(os.tmpdir(), 'flagprof-unit-'));
@@ -102,7 +102,7 @@ describe('session folders', () => {
       path.join(dir, 'session.json'),
       JSON.stringify({ notes: ['the script ended before the profiling window opened'] }),
     );
-    const error = await loadSession(dir).catch((e: unknown) => e);
+    const error = await openProfile(dir).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(SessionError);
     expect((error as Error).message).toBe(
       `${dir}: no trace.json.gz (the script ended before the profiling window opened)`,
@@ -129,7 +129,7 @@ describe('session folders', () => {
     writeFileSync(path.join(session, 'trace.json.gz'), gzipSync(JSON.stringify(trace)));
     writeFileSync(path.join(session, 'sites.json'), JSON.stringify(sites));
     writeFileSync(path.join(session, 'session.json'), JSON.stringify({ mode: 'cpu' }));
-    const opened = await loadProfileArgument(path.join(session, 'trace.json.gz'));
+    const opened = (await openProfile(path.join(session, 'trace.json.gz'))).profile;
     expect(opened.sites?.get(7)?.[0]).toEqual({ file: '/w/train.py', line: 28, function: 'forward' });
     expect(opened.metadata.session).toEqual({ mode: 'cpu' });
 
@@ -137,7 +137,7 @@ describe('session folders', () => {
     const loose = tmp();
     writeFileSync(path.join(loose, 'trace.json.gz'), gzipSync(JSON.stringify(trace)));
     writeFileSync(path.join(loose, 'sites.json'), JSON.stringify(sites));
-    expect((await loadProfileArgument(path.join(loose, 'trace.json.gz'))).sites).toBeUndefined();
+    expect((await openProfile(path.join(loose, 'trace.json.gz'))).profile.sites).toBeUndefined();
   });
 
   it('are named by time and script, and only the newest N survive; other folders are left alone', () => {

@@ -9,8 +9,8 @@ import { detectPlatform, parseBaseline, runChecks, shippedBaseline } from '../..
 import { Profile } from '../../extension/model/profile';
 import { checkTrace } from '../../extension/bringup/load';
 import { importTrace } from '../../extension/import/kineto';
-import type { FixtureOptions } from './checks-fixture';
-import { parityTrace } from './checks-fixture';
+import type { FixtureOptions } from '../fixtures/checks-trace';
+import { parityTrace } from '../fixtures/checks-trace';
 
 /** Upstream's baseline, read in place from the shared reference folder next to the project. */
 const UPSTREAM_BASELINE = path.resolve(__dirname, '../../../shared/reference/profiler_cuda_baseline.json');

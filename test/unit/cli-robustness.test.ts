@@ -9,11 +9,11 @@ import path from 'node:path';
 import { gzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { analyze } from '../../extension/analysis/analyze';
-import { readSites, SitesError } from '../../extension/analysis/sites';
+import { readSites, SitesError } from '../../extension/import/sites';
 import { buildSummary } from '../../extension/analysis/summary';
 import { COMMANDS } from '../../extension/cli/commands';
 import { importTrace } from '../../extension/import/kineto';
-import { BIN, ROOT, buildCli, cleanupCliRuns, lines, makeTempDir, runCli } from './cli-run';
+import { BIN, ROOT, buildCli, cleanupCliRuns, lines, makeTempDir, runCli } from '../helpers/cli';
 
 const temp = makeTempDir('robust');
 const dir = temp.dir;

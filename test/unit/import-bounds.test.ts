@@ -11,7 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ImportError, importTrace, importTraceBytes } from '../../extension/import/kineto';
 import { availableMemory, resolveLimits } from '../../extension/import/limits';
 import { SliceKind } from '../../extension/model/profile';
-import { buildCli, cleanupCliRuns, lines, makeTempDir, runCli } from './cli-run';
+import { buildCli, cleanupCliRuns, lines, makeTempDir, runCli } from '../helpers/cli';
 
 const temp = makeTempDir('bounds');
 const dir = temp.dir;

@@ -12,7 +12,7 @@ import {
   normalizePath,
 } from '../../extension/analysis/lineIndex';
 import { formatMs } from '../../extension/shared/format';
-import { FILE, makeSynthetic } from './lineIndex.fixture';
+import { FILE, makeSynthetic } from '../fixtures/training-loop';
 
 function sum(n: number, f: (i: number) => number): number {
   let total = 0;

@@ -5,12 +5,12 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { gunzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { UserError } from '../../extension/cli/errors';
+import { UserError } from '../../extension/import/errors';
 import { reportCommand } from '../../extension/cli/report';
 import { unpackTimeline } from '../../extension/protocol';
 import { memoryBudgetProblem } from '../../extension/timeline/budget';
 
-const ROOT = path.resolve(__dirname, '../..');
+import { ROOT } from '../helpers/paths';
 const TRACE = path.resolve(ROOT, '../shared/traces/tracelens_h100_bert_small.trace.json.gz');
 const dir = mkdtempSync(path.join(tmpdir(), 'flagprof-report-'));
 

@@ -20,7 +20,7 @@ import {
 import { buildSummary } from '../../extension/analysis/summary';
 import { loadBringup } from '../../extension/bringup/load';
 import { buildMarkdownReport } from '../../extension/bringup/report';
-import { summaryMarkdown } from '../../extension/capture/summaryMarkdown';
+import { summaryMarkdown } from '../../extension/analysis/summaryMarkdown';
 import type { Analysis } from '../../extension/analysis/types';
 import { checkCommand } from '../../extension/cli/check';
 import { diagnosticsCommand } from '../../extension/cli/diagnostics';

@@ -5,10 +5,11 @@
  */
 import './bringup.css';
 import type { BringupHostToWebview, BringupView, BringupWebviewToHost } from '../../extension/protocol';
-import type { CheckResult, EvidenceEvent } from '../../extension/analysis/checks/types';
-import type { Diagnostic, Severity } from '../../extension/bringup/types';
-import { visibleLines, visibleText } from '../../extension/shared/text';
+import type { CheckResult, EvidenceEvent } from '../../extension/shared/checks';
+import { SEVERITIES, type Diagnostic, type Severity } from '../../extension/shared/diagnostics';
+import { visibleText } from '../../extension/shared/text';
 import { formatDuration } from '../../extension/shared/format';
+import { button, el } from '../dom';
 
 interface VsCodeApi {
   postMessage(message: BringupWebviewToHost): void;
@@ -41,25 +42,21 @@ function save(): void {
   vscode.setState(state);
 }
 
-function el<K extends keyof HTMLElementTagNameMap>(
-  tag: K,
-  props: { className?: string; text?: string; title?: string } = {},
-  ...children: (Node | string | undefined)[]
-): HTMLElementTagNameMap[K] {
-  const e = document.createElement(tag);
-  if (props.className) e.className = props.className;
-  // Names, log lines and paths come from the session: DOM text only, invisible characters shown.
-  if (props.text !== undefined) e.textContent = visibleLines(props.text);
-  if (props.title) e.title = visibleLines(props.title);
-  for (const c of children) if (c !== undefined) e.append(typeof c === 'string' ? visibleLines(c) : c);
-  return e;
+/** Each change of a filter control updates the state, which is kept and shown. */
+function onFilterChange(control: HTMLElement, update: () => void): void {
+  control.addEventListener('change', () => {
+    update();
+    save();
+    render();
+  });
 }
 
-function button(label: string, onClick: () => void, title?: string): HTMLButtonElement {
-  const b = el('button', { text: label, title });
-  b.type = 'button';
-  b.addEventListener('click', onClick);
-  return b;
+function checkbox(checked: boolean, update: (checked: boolean) => void): HTMLInputElement {
+  const box = el('input');
+  box.type = 'checkbox';
+  box.checked = checked;
+  onFilterChange(box, () => update(box.checked));
+  return box;
 }
 
 const root = document.getElementById('root')!;
@@ -195,14 +192,7 @@ function checksSection(v: BringupView): HTMLElement {
     return section;
   }
   const t = c.totals;
-  const toggle = el('input');
-  toggle.type = 'checkbox';
-  toggle.checked = state.showPassed;
-  toggle.addEventListener('change', () => {
-    state.showPassed = toggle.checked;
-    save();
-    render();
-  });
+  const toggle = checkbox(state.showPassed, (checked) => (state.showPassed = checked));
   section.append(
     el(
       'h2',
@@ -255,7 +245,28 @@ function diagnosticsSection(v: BringupView): HTMLElement {
     );
     return section;
   }
-  const lifted = [
+  const lifted = liftedCounts(v);
+  if (lifted.length)
+    section.append(
+      el('div', { className: 'chips' }, ...lifted.map((t) => el('span', { className: 'chip', text: t }))),
+    );
+  section.append(diagnosticFilters(v));
+  for (const [component, list] of shownByComponent(v.diagnostics))
+    section.append(diagnosticGroup(component, list));
+  if (v.diagnosticsOmitted)
+    section.append(
+      el('p', {
+        className: 'muted',
+        text: `${v.diagnosticsOmitted} debug lines not sent to the view (the raw log below has them).`,
+      }),
+    );
+  return section;
+}
+
+/** The numbers the log's summary lifted out (events drained, links, window, buffers, drops, enable results). */
+function liftedCounts(v: BringupView): string[] {
+  const s = v.summary;
+  return [
     s.eventsDrained !== undefined ? `events drained ${s.eventsDrained}` : '',
     s.candidates !== undefined
       ? `linked ${s.linked}/${s.candidates}${s.resolver ? ` (resolver ${s.resolver})` : ''}`
@@ -267,20 +278,15 @@ function diagnosticsSection(v: BringupView): HTMLElement {
     ...Object.entries(s.recordsDropped).map(([k, n]) => `dropped (${k}) ${n}`),
     ...Object.entries(s.enableResults).map(([k, n]) => `${k}=${n}`),
   ].filter(Boolean);
-  if (lifted.length)
-    section.append(
-      el('div', { className: 'chips' }, ...lifted.map((t) => el('span', { className: 'chip', text: t }))),
-    );
+}
 
+/** Which diagnostics show: by severity, by component, by text. */
+function diagnosticFilters(v: BringupView): HTMLElement {
+  const s = v.summary;
   const filters = el('div', { className: 'filters' });
-  for (const sev of ['error', 'warning', 'info', 'debug'] as const) {
-    const box = el('input');
-    box.type = 'checkbox';
-    box.checked = state.severities.includes(sev);
-    box.addEventListener('change', () => {
-      state.severities = box.checked ? [...state.severities, sev] : state.severities.filter((x) => x !== sev);
-      save();
-      render();
+  for (const sev of SEVERITIES) {
+    const box = checkbox(state.severities.includes(sev), (checked) => {
+      state.severities = checked ? [...state.severities, sev] : state.severities.filter((x) => x !== sev);
     });
     filters.append(el('label', { className: `filter sev-${sev}` }, box, ` ${sev} (${s.bySeverity[sev]})`));
   }
@@ -293,25 +299,20 @@ function diagnosticsSection(v: BringupView): HTMLElement {
     select.append(o);
   }
   select.value = state.component;
-  select.addEventListener('change', () => {
-    state.component = select.value;
-    save();
-    render();
-  });
+  onFilterChange(select, () => (state.component = select.value));
   const text = el('input', { title: 'Filter by text' });
   text.type = 'search';
   text.placeholder = 'filter';
   text.value = state.text;
-  text.addEventListener('change', () => {
-    state.text = text.value;
-    save();
-    render();
-  });
+  onFilterChange(text, () => (state.text = text.value));
   filters.append(select, text);
-  section.append(filters);
+  return filters;
+}
 
+/** The diagnostics the filters let through, grouped by component in the order they first appear. */
+function shownByComponent(diagnostics: Diagnostic[]): Map<string, Diagnostic[]> {
   const needle = state.text.toLowerCase();
-  const shown = v.diagnostics.filter(
+  const shown = diagnostics.filter(
     (d) =>
       state.severities.includes(d.severity) &&
       (!state.component || d.component === state.component) &&
@@ -319,45 +320,47 @@ function diagnosticsSection(v: BringupView): HTMLElement {
   );
   const groups = new Map<string, Diagnostic[]>();
   for (const d of shown) groups.set(d.component, [...(groups.get(d.component) ?? []), d]);
-  for (const [component, list] of groups) {
-    const group = el(
-      'details',
-      { className: 'group' },
-      el('summary', { text: `${component} (${list.length})` }),
-    );
-    group.open = true;
-    for (const d of list.slice(0, 500)) {
-      const line = button(
-        `${d.line}`,
-        () => vscode.postMessage({ type: 'bringup.openLog', line: d.line }),
-        'Open the log at this line',
-      );
-      line.className = 'line';
-      group.append(
-        el(
-          'div',
-          { className: `diag ${d.severity}` },
-          el('span', { className: `sev ${d.severity}`, text: d.severity }),
-          el('span', { className: 'code', text: d.code || '·' }),
-          line,
-          el('span', { className: 'msg', text: d.message }),
-          el('pre', { className: 'raw', text: d.raw }),
-        ),
-      );
-    }
-    if (list.length > 500)
-      group.append(el('p', { className: 'muted', text: `… ${list.length - 500} more (narrow the filter)` }));
-    section.append(group);
-  }
-  if (v.diagnosticsOmitted)
-    section.append(
-      el('p', {
-        className: 'muted',
-        text: `${v.diagnosticsOmitted} debug lines not sent to the view (the raw log below has them).`,
-      }),
-    );
-  return section;
+  return groups;
 }
+
+/** Diagnostics shown per component; the filter narrows a longer list. */
+const MAX_GROUP_LINES = 500;
+
+function diagnosticGroup(component: string, list: Diagnostic[]): HTMLElement {
+  const group = el(
+    'details',
+    { className: 'group' },
+    el('summary', { text: `${component} (${list.length})` }),
+  );
+  group.open = true;
+  for (const d of list.slice(0, MAX_GROUP_LINES)) group.append(diagnosticLine(d));
+  if (list.length > MAX_GROUP_LINES)
+    group.append(
+      el('p', { className: 'muted', text: `… ${list.length - MAX_GROUP_LINES} more (narrow the filter)` }),
+    );
+  return group;
+}
+
+function diagnosticLine(d: Diagnostic): HTMLElement {
+  const line = button(
+    `${d.line}`,
+    () => vscode.postMessage({ type: 'bringup.openLog', line: d.line }),
+    'Open the log at this line',
+  );
+  line.className = 'line';
+  return el(
+    'div',
+    { className: `diag ${d.severity}` },
+    el('span', { className: `sev ${d.severity}`, text: d.severity }),
+    el('span', { className: 'code', text: d.code || '·' }),
+    line,
+    el('span', { className: 'msg', text: d.message }),
+    el('pre', { className: 'raw', text: d.raw }),
+  );
+}
+
+/** Log lines rendered at most; the status says when there are more. */
+const MAX_LOG_LINES = 20_000;
 
 function logSection(v: BringupView): HTMLElement {
   const section = el('section', { className: 'log' });
@@ -375,44 +378,12 @@ function logSection(v: BringupView): HTMLElement {
   const pre = el('pre', { className: 'logtext' });
   const fill = (): void => {
     pre.replaceChildren();
-    let re: RegExp | undefined;
-    try {
-      re = state.logQuery ? new RegExp(state.logQuery, 'gi') : undefined;
-      search.classList.remove('invalid');
-    } catch {
-      search.classList.add('invalid');
-    }
-    let matches = 0;
+    const re = logPattern(search);
     const marks: HTMLElement[] = [];
-    const limit = 20_000;
-    lines.slice(0, limit).forEach((text, i) => {
-      const lineEl = el(
-        'div',
-        { className: 'logline' },
-        el('span', { className: 'ln', text: String(i + 1) }),
-      );
-      if (re) {
-        let last = 0;
-        re.lastIndex = 0;
-        for (let m = re.exec(text); m; m = re.exec(text)) {
-          if (m[0] === '') {
-            re.lastIndex++;
-            continue;
-          }
-          lineEl.append(visibleText(text.slice(last, m.index), Infinity));
-          const mark = el('mark', { text: m[0] });
-          marks.push(mark);
-          lineEl.append(mark);
-          last = m.index + m[0].length;
-          matches++;
-        }
-        lineEl.append(visibleText(text.slice(last), Infinity));
-      } else lineEl.append(visibleText(text, Infinity));
-      pre.append(lineEl);
-    });
+    lines.slice(0, MAX_LOG_LINES).forEach((text, i) => pre.append(logLine(text, i, re, marks)));
     status.textContent = re
-      ? `${matches} matches`
-      : `${lines.length} lines${lines.length > limit ? ` (first ${limit} shown)` : ''}${v.logTruncated ? ', truncated' : ''}`;
+      ? `${marks.length} matches`
+      : `${lines.length} lines${lines.length > MAX_LOG_LINES ? ` (first ${MAX_LOG_LINES} shown)` : ''}${v.logTruncated ? ', truncated' : ''}`;
     logMatch = Math.min(logMatch, Math.max(0, marks.length - 1));
     marks[logMatch]?.classList.add('current');
     marks[logMatch]?.scrollIntoView({ block: 'nearest' });
@@ -443,6 +414,42 @@ function logSection(v: BringupView): HTMLElement {
   );
   fill();
   return section;
+}
+
+/** The log search as a pattern, undefined when empty or not a valid regular expression (the box says so). */
+function logPattern(search: HTMLInputElement): RegExp | undefined {
+  try {
+    const re = state.logQuery ? new RegExp(state.logQuery, 'gi') : undefined;
+    search.classList.remove('invalid');
+    return re;
+  } catch {
+    search.classList.add('invalid');
+    return undefined;
+  }
+}
+
+/** One log line with its number, the matches of `re` marked (and added to `marks`). */
+function logLine(text: string, index: number, re: RegExp | undefined, marks: HTMLElement[]): HTMLElement {
+  const line = el('div', { className: 'logline' }, el('span', { className: 'ln', text: String(index + 1) }));
+  if (!re) {
+    line.append(visibleText(text, Infinity));
+    return line;
+  }
+  let last = 0;
+  re.lastIndex = 0;
+  for (let m = re.exec(text); m; m = re.exec(text)) {
+    if (m[0] === '') {
+      re.lastIndex++;
+      continue;
+    }
+    line.append(visibleText(text.slice(last, m.index), Infinity));
+    const mark = el('mark', { text: m[0] });
+    marks.push(mark);
+    line.append(mark);
+    last = m.index + m[0].length;
+  }
+  line.append(visibleText(text.slice(last), Infinity));
+  return line;
 }
 
 function render(): void {

@@ -3,6 +3,7 @@
  * The file format is upstream's profiler_cuda_baseline.json (so a vendor's existing file works as it is), plus
  * optional fields of our own (sources, per-category keys, workload-dependent categories).
  */
+import { DEVICE_CATEGORIES } from '../../import/categories';
 import type { Profile } from '../../model/profile';
 import { SliceKind } from '../../model/profile';
 import shipped from './torch-cuda-baseline.json';
@@ -79,7 +80,6 @@ export const KNOWN_GAP: Record<string, string> = {
 };
 
 const RUNTIME_EQUIVALENTS = ['cuda_runtime', 'privateuse1_runtime'];
-const KEYED = ['kernel', 'gpu_memcpy', 'gpu_memset'] as const;
 
 export interface BaselineSource {
   name: string;
@@ -147,7 +147,7 @@ export function deriveBaseline(sources: BaselineSource[], generatedBy: string): 
     }
     return acc ? [...acc].sort() : [];
   };
-  for (const cat of KEYED)
+  for (const cat of DEVICE_CATEGORIES)
     if (!perSource.some((p) => p.keys.has(cat)))
       throw new BaselineError(
         `no source trace has "${cat}" events: a baseline needs kernel, gpu_memcpy and gpu_memset`,

@@ -1,6 +1,7 @@
 /** What every check reads, and the constructors of results. */
 import type { Profile } from '../../model/profile';
 import type { Analysis } from '../types';
+import type { Baseline } from './baseline';
 import type { CaptureWindow, CheckResult, EvidenceEvent } from './types';
 import type { TraceView } from './view';
 
@@ -33,12 +34,23 @@ export interface CheckContext {
   capabilities: Capabilities;
   /** The session's capture mode ('kineto', 'agent', 'cpu'), '' for a bare trace: agent mode is held to strict pairing. */
   captureMode: string;
+  baseline: Baseline;
+  /** The first of the baseline's runtime categories the trace has (any phase), '' when none: the report's. */
+  runtimeCategory: string;
 }
 
-type Meta = Pick<CheckResult, 'id' | 'name' | 'title' | 'suite'>;
+/** What a result says about the check it comes from. */
+export type CheckMeta = Pick<CheckResult, 'id' | 'name' | 'title' | 'suite'>;
+
+/** One check as the report lists it: the id users see (K1, P3, X2, ...), upstream's test name, and what runs it. */
+export interface CheckDefinition extends CheckMeta {
+  run(ctx: CheckContext, meta: CheckMeta): CheckResult;
+  /** Holds for a CPU-only capture too: not skipped when the session recorded no device activity on purpose. */
+  withoutDevice?: boolean;
+}
 
 export function pass(
-  meta: Meta,
+  meta: CheckMeta,
   summary: string,
   counts: Record<string, number> = {},
   examples: EvidenceEvent[] = [],
@@ -48,7 +60,7 @@ export function pass(
 }
 
 export function fail(
-  meta: Meta,
+  meta: CheckMeta,
   summary: string,
   counts: Record<string, number>,
   examples: EvidenceEvent[],
@@ -68,7 +80,7 @@ export function fail(
 }
 
 export function skip(
-  meta: Meta,
+  meta: CheckMeta,
   reason: string,
   counts: Record<string, number> = {},
   details: string[] = [],

@@ -2,16 +2,9 @@
  * The cross-backend profiler contract (test_profiler_contract.py, newest variant: 12 cases, capability rows).
  * Contract helpers keep only complete events (ph == "X") and require privateuse1_runtime for runtime events.
  */
-import type { CheckContext } from './context';
+import type { CheckContext, CheckMeta } from './context';
 import { fail, pass, skip } from './context';
-import {
-  deviceTimeTolerance,
-  flowPairing,
-  isMangled,
-  linkedDeviceEvents,
-  selfDeviceNs,
-  windowContainment,
-} from './parity';
+import { deviceTimeTolerance, isMangled, linkedDeviceEvents, selfDeviceNs } from './parity';
 import type { CheckResult } from './types';
 import { formatHistogram, histogram, round3 } from './view';
 
@@ -28,11 +21,8 @@ export const MAX_GENERIC_RUNTIME_FRACTION = 0.05;
 
 const RUNTIME = 'privateuse1_runtime';
 
-type Meta = Pick<CheckResult, 'id' | 'name' | 'title' | 'suite'>;
-const meta = (id: string, name: string, title: string): Meta => ({ id, name, title, suite: 'contract' });
-
 /** The contract targets PrivateUse1 backends; a stock torch trace records its runtime calls as cuda_runtime. */
-function stockRuntimeSkip(ctx: CheckContext, m: Meta): CheckResult | undefined {
+function stockRuntimeSkip(ctx: CheckContext, m: CheckMeta): CheckResult | undefined {
   if (ctx.view.completeIn(RUNTIME).length > 0) return undefined;
   if (ctx.view.completeIn('cuda_runtime').length > 0)
     return skip(
@@ -42,8 +32,14 @@ function stockRuntimeSkip(ctx: CheckContext, m: Meta): CheckResult | undefined {
   return undefined;
 }
 
-function k1(ctx: CheckContext): CheckResult {
-  const m = meta('K1', 'test_profiler_cpu_api_and_trace_export', 'CPU ops and trace export');
+/** Events with an empty name or no positive duration. */
+function unnamedOrZeroDuration(ctx: CheckContext, events: number[]): number[] {
+  const s = ctx.profile.slices;
+  return events.filter((i) => !ctx.profile.nameOf(i) || !(s.dur[i] > 0));
+}
+
+/** K1: the profile has ops, cpu_op events and its "Trace" capture span. */
+export function cpuOpsAndTraceExported(ctx: CheckContext, m: CheckMeta): CheckResult {
   const counts = {
     ops: ctx.analysis.ops.length,
     events: ctx.profile.eventCount,
@@ -59,8 +55,8 @@ function k1(ctx: CheckContext): CheckResult {
   return pass(m, `${counts.cpuOps} cpu_op events and a capture span`, counts);
 }
 
-function k2(ctx: CheckContext): CheckResult {
-  const m = meta('K2', 'test_profiler_kernel_events', 'Kernel events');
+/** K2: kernel events exist, each with a name and a positive duration. */
+export function kernelsNamedWithDuration(ctx: CheckContext, m: CheckMeta): CheckResult {
   const kernels = ctx.view.completeIn('kernel');
   if (kernels.length === 0)
     return fail(
@@ -71,23 +67,22 @@ function k2(ctx: CheckContext): CheckResult {
       [],
       'Enable the kernel activity kind and convert kernel records to kernel events (kind Kernel -> CONCURRENT_KERNEL).',
     );
-  const s = ctx.profile.slices;
-  const bad = kernels.filter((i) => !ctx.profile.nameOf(i) || !(s.dur[i] > 0));
+  const bad = unnamedOrZeroDuration(ctx, kernels);
   const counts = { kernels: kernels.length, unnamedOrZeroDuration: bad.length };
   if (bad.length)
     return fail(
       m,
       `${bad.length} of ${kernels.length} kernels have an empty name or no duration`,
       counts,
-      bad.slice(0, 10).map((i) => ctx.view.evidence(i)),
+      ctx.view.examples(bad),
       [],
       'Every kernel needs its (demangled) name and end > start; drop records whose timestamps the vendor marks as unavailable instead of emitting them.',
     );
   return pass(m, `${kernels.length} kernels, all named with positive duration`, counts);
 }
 
-function k3(ctx: CheckContext): CheckResult {
-  const m = meta('K3', 'test_profiler_runtime_events', 'Runtime events');
+/** K3: privateuse1_runtime events exist, named, with a duration and args (cbid where the platform has it). */
+export function runtimeEventsNamedWithArgs(ctx: CheckContext, m: CheckMeta): CheckResult {
   const stock = stockRuntimeSkip(ctx, m);
   if (stock) return stock;
   const events = ctx.view.completeIn(RUNTIME);
@@ -100,8 +95,7 @@ function k3(ctx: CheckContext): CheckResult {
       [],
       'Enable the runtime activity kind at session start and emit those records as privateuse1_runtime events.',
     );
-  const s = ctx.profile.slices;
-  const bad = events.filter((i) => !ctx.profile.nameOf(i) || !(s.dur[i] > 0));
+  const bad = unnamedOrZeroDuration(ctx, events);
   const keys = ctx.view.argKeyUnion(events);
   const counts = { runtime: events.length, unnamedOrZeroDuration: bad.length, argKeys: keys.size };
   if (bad.length)
@@ -109,7 +103,7 @@ function k3(ctx: CheckContext): CheckResult {
       m,
       `${bad.length} runtime events have an empty name or no duration`,
       counts,
-      bad.slice(0, 10).map((i) => ctx.view.evidence(i)),
+      ctx.view.examples(bad),
       [],
       'Runtime events need an API name and end > start.',
     );
@@ -134,8 +128,8 @@ function k3(ctx: CheckContext): CheckResult {
   return pass(m, `${events.length} runtime events with args ${[...keys].sort().join(', ')}`, counts);
 }
 
-function k4(ctx: CheckContext): CheckResult {
-  const m = meta('K4', 'test_profiler_kernel_device_metadata', 'Kernels carry device and stream');
+/** K4: every kernel carries args.device and args.stream. */
+export function kernelsCarryDeviceAndStream(ctx: CheckContext, m: CheckMeta): CheckResult {
   const kernels = ctx.view.completeIn('kernel');
   if (kernels.length === 0)
     return fail(
@@ -156,15 +150,15 @@ function k4(ctx: CheckContext): CheckResult {
       m,
       `${bad.length} of ${kernels.length} kernels lack args.device or args.stream`,
       counts,
-      bad.slice(0, 10).map((i) => ctx.view.evidence(i)),
+      ctx.view.examples(bad),
       [],
       'Copy the device and stream ids from the kernel record into the event metadata.',
     );
   return pass(m, `${kernels.length} kernels carry device and stream`, counts);
 }
 
-function k6(ctx: CheckContext): CheckResult {
-  const m = meta('K6', 'test_profiler_device_time_linkage', 'Device time linked to the matmul op');
+/** K6: the matmul op's self device time is the summed duration of the device events linked to it. */
+export function matmulDeviceTimeMatchesLinkedEvents(ctx: CheckContext, m: CheckMeta): CheckResult {
   const candidates = ['aten::mm', 'aten::matmul'];
   const present = candidates.filter((c) => ctx.analysis.ops.some((o) => o.name === c));
   if (present.length === 0)
@@ -174,19 +168,10 @@ function k6(ctx: CheckContext): CheckResult {
     );
   const values = present.map((c) => [c, selfDeviceNs(ctx.analysis, c) ?? 0] as const);
   const chosen = values.find(([, v]) => v > 0);
-  const xfail = ctx.capabilities.linkageXfail;
-  const mark = (r: CheckResult): CheckResult => {
-    if (r.status === 'fail' && xfail) {
-      r.required = false;
-      r.details.push(
-        `upstream marks this case xfail on ${ctx.platform} (FlagGems matmul reports no device time to the launching op)`,
-      );
-    }
-    return r;
-  };
   if (!chosen) {
     const kernels = ctx.view.completeIn('kernel').length;
-    return mark(
+    return linkageXfail(
+      ctx,
       fail(
         m,
         `no matmul op with device time: ${values.map(([c, v]) => `(${c}, ${round3(v / 1000)})`).join(', ')} while the trace has ${kernels} kernels`,
@@ -207,7 +192,8 @@ function k6(ctx: CheckContext): CheckResult {
     linkedEvents: linked.length,
   };
   if (linked.length === 0)
-    return mark(
+    return linkageXfail(
+      ctx,
       fail(
         m,
         `no device events link to ${op}`,
@@ -221,12 +207,13 @@ function k6(ctx: CheckContext): CheckResult {
   const tol = deviceTimeTolerance(truthNs);
   const details = [`|self − Σdur| = ${round3(delta / 1000)} µs, tolerance ${round3(tol / 1000)} µs`];
   if (delta > tol)
-    return mark(
+    return linkageXfail(
+      ctx,
       fail(
         m,
         `${op} self device time ${counts.selfDeviceUs} µs against ${counts.linkedDeviceUs} µs linked`,
         counts,
-        linked.slice(0, 10).map((i) => ctx.view.evidence(i)),
+        ctx.view.examples(linked),
         details,
         "Each launch must carry its own op's External id: an external-correlation stack that is not unwound on pop stamps launches with the next op's id.",
       ),
@@ -235,19 +222,29 @@ function k6(ctx: CheckContext): CheckResult {
     m,
     `${op}: ${counts.selfDeviceUs} µs = Σ of ${linked.length} linked device events`,
     counts,
-    linked.slice(0, 10).map((i) => ctx.view.evidence(i)),
+    ctx.view.examples(linked),
     details,
   );
 }
 
-function memoryCase(
+/** A K6 failure on a platform where upstream marks the case xfail is not required. */
+function linkageXfail(ctx: CheckContext, r: CheckResult): CheckResult {
+  if (r.status === 'fail' && ctx.capabilities.linkageXfail) {
+    r.required = false;
+    r.details.push(
+      `upstream marks this case xfail on ${ctx.platform} (FlagGems matmul reports no device time to the launching op)`,
+    );
+  }
+  return r;
+}
+
+/** K7 and K8: memcpy (memset) events exist, each with a duration and its bytes, where the platform has them. */
+export function memoryEventsWithBytes(
   ctx: CheckContext,
-  id: string,
-  name: string,
+  m: CheckMeta,
   cat: 'gpu_memcpy' | 'gpu_memset',
-  capable: boolean,
 ): CheckResult {
-  const m = meta(id, name, cat === 'gpu_memcpy' ? 'Memcpy events' : 'Memset events');
+  const capable = cat === 'gpu_memcpy' ? ctx.capabilities.memcpy : ctx.capabilities.memset;
   if (!capable)
     return skip(
       m,
@@ -276,15 +273,15 @@ function memoryCase(
       m,
       `${bad.length} of ${events.length} ${cat} events have no duration or no bytes`,
       counts,
-      bad.slice(0, 10).map((i) => ctx.view.evidence(i)),
+      ctx.view.examples(bad),
       [],
       'Copy the byte count into args.bytes and keep only records with end > start.',
     );
   return pass(m, `${events.length} ${cat} events with duration and bytes`, counts);
 }
 
-function k9(ctx: CheckContext): CheckResult {
-  const m = meta('K9', 'test_profiler_device_arg_keys', 'Runtime events carry External id');
+/** K9: privateuse1_runtime events carry "External id" (kineto linked them to CPU ops). */
+export function runtimeEventsCarryExternalId(ctx: CheckContext, m: CheckMeta): CheckResult {
   const stock = stockRuntimeSkip(ctx, m);
   if (stock) return stock;
   const kernels = ctx.view.completeIn('kernel');
@@ -314,8 +311,8 @@ function k9(ctx: CheckContext): CheckResult {
   return pass(m, 'runtime events carry External id', counts);
 }
 
-function k11(ctx: CheckContext): CheckResult {
-  const m = meta('K11', 'test_profiler_kernel_names_are_demangled', 'Kernel names are demangled');
+/** K11: no kernel name is mangled. */
+export function kernelNamesDemangled(ctx: CheckContext, m: CheckMeta): CheckResult {
   const kernels = ctx.view.completeIn('kernel');
   if (kernels.length === 0)
     return fail(m, 'no kernel events', { kernels: 0 }, [], [], 'Emit kernel events (see K2).');
@@ -326,19 +323,15 @@ function k11(ctx: CheckContext): CheckResult {
       m,
       `${mangled.length} of ${kernels.length} kernel names are mangled`,
       counts,
-      mangled.slice(0, 10).map((i) => ctx.view.evidence(i)),
+      ctx.view.examples(mangled),
       [],
       'Demangle kernel names (abi::__cxa_demangle) before they reach the trace.',
     );
   return pass(m, `${kernels.length} kernel names, none mangled`, counts);
 }
 
-function k12(ctx: CheckContext): CheckResult {
-  const m = meta(
-    'K12',
-    'test_profiler_runtime_names_are_not_all_fallback',
-    'Runtime names are not placeholders',
-  );
+/** K12: at most 5% of privateuse1_runtime events carry a placeholder name. */
+export function runtimeNamesNotPlaceholders(ctx: CheckContext, m: CheckMeta): CheckResult {
   const stock = stockRuntimeSkip(ctx, m);
   if (stock) return stock;
   const events = ctx.view.completeIn(RUNTIME);
@@ -355,7 +348,7 @@ function k12(ctx: CheckContext): CheckResult {
       m,
       `${generic.length} of ${events.length} privateuse1_runtime events (${(share * 100).toFixed(1)}%) carry a placeholder name (limit 5%)`,
       counts,
-      generic.slice(0, 10).map((i) => ctx.view.evidence(i)),
+      ctx.view.examples(generic),
       details,
       'The cbid table is not in effect: generate the runtime name table from the vendor header (e.g. cupti_runtime_cbid.h, 523 names) or use the vendor resolver after the flush; the histogram names the unresolved ids.',
     );
@@ -369,37 +362,8 @@ function k12(ctx: CheckContext): CheckResult {
   );
 }
 
-export function runContractChecks(ctx: CheckContext): CheckResult[] {
-  const runtimeCat =
-    ctx.view.completeIn(RUNTIME).length > 0
-      ? RUNTIME
-      : ctx.view.completeIn('cuda_runtime').length > 0
-        ? 'cuda_runtime'
-        : '';
-  return [
-    k1(ctx),
-    k2(ctx),
-    k3(ctx),
-    k4(ctx),
-    flowPairing(
-      ctx,
-      meta('K5', 'test_profiler_flow_events_are_paired', 'Flow events are paired'),
-      runtimeCat,
-    ),
-    k6(ctx),
-    memoryCase(ctx, 'K7', 'test_profiler_memcpy_events', 'gpu_memcpy', ctx.capabilities.memcpy),
-    memoryCase(ctx, 'K8', 'test_profiler_memset_events', 'gpu_memset', ctx.capabilities.memset),
-    k9(ctx),
-    windowContainment(
-      ctx,
-      meta(
-        'K10',
-        'test_profiler_capture_window_contains_device_events',
-        'Device events stay in the capture window',
-      ),
-      true,
-    ),
-    k11(ctx),
-    k12(ctx),
-  ];
+/** The runtime category K5 reads: privateuse1_runtime, else stock torch's cuda_runtime (complete events only). */
+export function contractRuntimeCategory(ctx: CheckContext): string {
+  if (ctx.view.completeIn(RUNTIME).length > 0) return RUNTIME;
+  return ctx.view.completeIn('cuda_runtime').length > 0 ? 'cuda_runtime' : '';
 }

@@ -8,11 +8,11 @@ import type { Profile } from '../../model/profile';
 import type { Analysis } from '../types';
 import type { Baseline } from './baseline';
 import { shippedBaseline } from './baseline';
-import type { CheckContext } from './context';
+import type { CheckContext, CheckDefinition, CheckMeta } from './context';
 import { PLATFORM_CAPABILITIES } from './context';
-import { runContractChecks } from './contract';
-import { runParityChecks, runtimeCategory } from './parity';
-import { importFailure, x1, x2, x3 } from './product';
+import { runtimeCategory } from './parity';
+import { importFailure } from './product';
+import { CHECKS, TRACE_IS_JSON } from './registry';
 import type { CaptureWindow, CheckReport, CheckResult } from './types';
 import { TraceView } from './view';
 
@@ -34,9 +34,6 @@ export interface CheckOptions {
   /** The session's capture mode, when the profile comes from a session. */
   captureMode?: string;
 }
-
-/** Checks that hold for a CPU-only capture too. */
-const CPU_CHECKS = new Set(['X1', 'K1']);
 
 /**
  * The longest "Trace" span, as both upstream checks pick it. A session written in segments (the profiler restarted
@@ -130,6 +127,23 @@ export function detectPlatform(profile: Profile, explicit?: string): { platform:
   return { platform: 'other', reason: 'no device properties name a known platform' };
 }
 
+/** What a result repeats of its check: the definition less how it runs. */
+function metaOf(check: CheckDefinition): CheckMeta {
+  return { id: check.id, name: check.name, title: check.title, suite: check.suite };
+}
+
+/** A check a CPU-only capture cannot be held to, skipped with the session's reason. */
+function skippedWithoutDevice(result: CheckResult, reason: string): CheckResult {
+  return {
+    ...result,
+    status: 'skip',
+    required: false,
+    summary: `CPU-only capture: ${reason}`,
+    hint: undefined,
+    examples: [],
+  };
+}
+
 function totals(results: CheckResult[]): CheckReport['totals'] {
   const t = { pass: 0, fail: 0, skip: 0, requiredFailed: 0 };
   for (const r of results) {
@@ -143,30 +157,23 @@ export function runChecks(profile: Profile, analysis: Analysis, options: CheckOp
   const baseline = options.baseline ?? shippedBaseline();
   const window = captureWindow(profile, options);
   const { platform, reason } = detectPlatform(profile, options.platform);
+  const view = new TraceView(profile, window);
   const ctx: CheckContext = {
     profile,
     analysis,
-    view: new TraceView(profile, window),
+    view,
     window,
     platform,
     capabilities: PLATFORM_CAPABILITIES[platform] ?? PLATFORM_CAPABILITIES.other,
     captureMode: options.captureMode ?? '',
+    baseline,
+    runtimeCategory: runtimeCategory(view, baseline),
   };
-  let results = [x1(ctx), ...runParityChecks(ctx, baseline), ...runContractChecks(ctx), x2(ctx), x3(ctx)];
   const cpuOnly = options.cpuOnlyReason;
-  if (cpuOnly)
-    results = results.map((r) =>
-      CPU_CHECKS.has(r.id)
-        ? r
-        : {
-            ...r,
-            status: 'skip',
-            required: false,
-            summary: `CPU-only capture: ${cpuOnly}`,
-            hint: undefined,
-            examples: [],
-          },
-    );
+  const results = CHECKS.map((check) => {
+    const result = check.run(ctx, metaOf(check));
+    return cpuOnly && !check.withoutDevice ? skippedWithoutDevice(result, cpuOnly) : result;
+  });
   return {
     source: {
       path: profile.path,
@@ -176,7 +183,7 @@ export function runChecks(profile: Profile, analysis: Analysis, options: CheckOp
     },
     platform,
     platformReason: reason,
-    runtimeCategory: runtimeCategory(ctx, baseline),
+    runtimeCategory: ctx.runtimeCategory,
     window,
     baseline: { source: baseline.source, generatedBy: baseline.generatedBy },
     results,
@@ -190,7 +197,7 @@ export function importFailureReport(
   message: string,
   baseline: Baseline = shippedBaseline(),
 ): CheckReport {
-  const results = [importFailure(path, message)];
+  const results = [importFailure(metaOf(TRACE_IS_JSON), path, message)];
   return {
     source: { path, format: 'unreadable', events: 0, warnings: [message] },
     platform: 'other',

@@ -1,6 +1,6 @@
 /** Checks the product adds to upstream's: the file parses as JSON, one clock domain, device events reach an op. */
 import { SliceKind, isDeviceKind } from '../../model/profile';
-import type { CheckContext } from './context';
+import type { CheckContext, CheckMeta } from './context';
 import { fail, pass, skip } from './context';
 import type { CheckResult } from './types';
 import { round3 } from './view';
@@ -15,8 +15,8 @@ export function bareMetadataWarnings(warnings: readonly { message: string }[]): 
     .filter((m) => /bare|unquoted|not (valid )?JSON|invalid JSON|N\/A|non-JSON/i.test(m));
 }
 
-export function x1(ctx: CheckContext): CheckResult {
-  const m = { id: 'X1', name: 'trace_is_json', title: 'The trace is valid JSON', suite: 'product' as const };
+/** X1: the file parses as JSON; the importer's recoveries from bare metadata values say it did not. */
+export function traceIsValidJson(ctx: CheckContext, m: CheckMeta): CheckResult {
   const bare = bareMetadataWarnings(ctx.profile.warnings);
   if (bare.length)
     return fail(
@@ -30,9 +30,8 @@ export function x1(ctx: CheckContext): CheckResult {
   return pass(m, 'the file parses as JSON', { warnings: ctx.profile.warnings.length });
 }
 
-/** For a trace the importer rejected: what the error says, with the §3.4 diagnosis when it fits. */
-export function importFailure(path: string, message: string): CheckResult {
-  const m = { id: 'X1', name: 'trace_is_json', title: 'The trace is valid JSON', suite: 'product' as const };
+/** X1 for a trace the importer rejected: what the error says, with the §3.4 diagnosis when it fits. */
+export function importFailure(m: CheckMeta, path: string, message: string): CheckResult {
   const bareValue = /expected|unexpected|invalid|token|value/i.test(message);
   return fail(
     m,
@@ -46,13 +45,8 @@ export function importFailure(path: string, message: string): CheckResult {
   );
 }
 
-export function x2(ctx: CheckContext): CheckResult {
-  const m = {
-    id: 'X2',
-    name: 'one_clock_domain',
-    title: 'CPU and device timestamps share a clock',
-    suite: 'product' as const,
-  };
+/** X2: CPU and device events lie on one timeline, not a year or more apart (two clock domains). */
+export function cpuAndDeviceShareAClock(ctx: CheckContext, m: CheckMeta): CheckResult {
   const s = ctx.profile.slices;
   let cpuMin = Infinity;
   let cpuMax = -Infinity;
@@ -89,13 +83,8 @@ export function x2(ctx: CheckContext): CheckResult {
   return pass(m, 'device events overlap the CPU timeline', counts);
 }
 
-export function x3(ctx: CheckContext): CheckResult {
-  const m = {
-    id: 'X3',
-    name: 'device_events_reach_an_op',
-    title: 'Device events are attributed to a CPU op',
-    suite: 'product' as const,
-  };
+/** X3: at least half the device events reach a CPU op, by External id or by enclosure. */
+export function deviceEventsReachAnOp(ctx: CheckContext, m: CheckMeta): CheckResult {
   const d = ctx.analysis.deviceEvents;
   if (d.total === 0) return skip(m, 'no device events');
   const counts = {

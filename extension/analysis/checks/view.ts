@@ -3,10 +3,6 @@ import type { Profile } from '../../model/profile';
 import { FlowPhase, SliceKind } from '../../model/profile';
 import type { CaptureWindow, EvidenceEvent } from './types';
 
-export const DEVICE_CATEGORIES = ['kernel', 'gpu_memcpy', 'gpu_memset'] as const;
-/** Launch-flow categories: ac2g since 2023; older torch wrote async_cpu_to_gpu (2022) and async (2020-21). */
-export const LAUNCH_FLOW_CATEGORIES = ['ac2g', 'async_cpu_to_gpu', 'async'] as const;
-
 export interface FlowHalf {
   index: number;
   id: string;
@@ -83,12 +79,10 @@ export class TraceView {
   /** External id -> name over cpu_op events; later duplicates overwrite earlier ones (as upstream). */
   opNameByExternalId(completeOnly: boolean): Map<number, string> {
     const out = new Map<number, string>();
-    const s = this.profile.slices;
     for (const i of completeOnly ? this.completeIn('cpu_op') : this.eventsIn('cpu_op')) {
       const id = this.externalId(i);
       if (id !== undefined) out.set(id, this.profile.nameOf(i));
     }
-    void s;
     return out;
   }
 
@@ -125,6 +119,11 @@ export class TraceView {
     if (ext !== undefined) e.externalId = ext;
     if (note) e.note = note;
     return e;
+  }
+
+  /** The first ten events as a result's evidence. */
+  examples(events: readonly number[]): EvidenceEvent[] {
+    return events.slice(0, 10).map((i) => this.evidence(i));
   }
 }
 

@@ -1,6 +1,10 @@
-/** The summary as markdown, for the read-only view shown after a capture when no timeline consumes the profile. */
+/**
+ * The summary as markdown, for the read-only view shown after a capture when no timeline consumes the profile.
+ * It sits beside buildSummary (summary.ts), whose document it renders, so the editor can use it without reaching
+ * into the command line; the terminal rendering of the same document is the command line's own (cli/summary.ts).
+ */
 import { pathToFileURL } from 'node:url';
-import type { SummaryJson } from '../analysis/summary';
+import type { SummaryJson } from './summary';
 import { formatUs } from '../shared/format';
 import { markdownCode, markdownText } from '../shared/text';
 

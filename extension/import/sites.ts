@@ -7,8 +7,8 @@
  */
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
-import { findJsonProblem } from '../import/bytes';
-import { ImportError, clip, quote } from '../import/errors';
+import { findJsonProblem } from './bytes';
+import { ImportError, clip, quote } from './errors';
 import type { ImportWarning, SourceFrame } from '../model/profile';
 
 /** A sites.json the product cannot use: one line naming the file and what was wrong. */

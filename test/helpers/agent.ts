@@ -11,8 +11,9 @@ import {
   type ProgressEvent,
 } from '../../extension/capture/launcher';
 
-export const ROOT = path.resolve(__dirname, '../..');
-export const PYTHON = path.join(ROOT, '.venv', 'bin', 'python');
+import { PYTHON, ROOT } from './paths';
+
+export { PYTHON, ROOT };
 export const SCRIPTS = path.join(ROOT, 'test', 'fixtures', 'scripts');
 
 export function requirePython(): void {

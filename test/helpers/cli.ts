@@ -7,7 +7,9 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 
-export const ROOT = path.resolve(__dirname, '../..');
+import { ROOT } from './paths';
+
+export { ROOT };
 export const BIN = path.join(ROOT, 'bin', 'flagprof.js');
 
 let built = false;

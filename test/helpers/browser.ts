@@ -9,9 +9,9 @@ import { chromium, type Browser } from 'playwright-core';
 import type { WebviewBundle } from '../../extension/timeline/report';
 import browserConfig from './chromium.json';
 
-export const ROOT = path.resolve(__dirname, '../..');
-export const TRACES = path.resolve(ROOT, '../shared/traces');
-export const ARTIFACTS = path.join(ROOT, 'test-artifacts');
+import { ARTIFACTS, ROOT, TRACES } from './paths';
+
+export { ARTIFACTS, ROOT, TRACES };
 export const CHROMIUM = browserConfig.executable;
 export const CHROMIUM_FLAGS = browserConfig.flags;
 

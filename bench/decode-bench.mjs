@@ -40,22 +40,8 @@ const NAMES = [
   '_ZN2at6native20bitonicSortKVInPlaceIfEEvPT_i',
 ];
 
-// CRC-32C (Castagnoli), as the capture format checksums its header and frames.
-const CRC32C_TABLE = (() => {
-  const table = new Uint32Array(256);
-  for (let i = 0; i < 256; i++) {
-    let c = i;
-    for (let k = 0; k < 8; k++) c = c & 1 ? 0x82f63b78 ^ (c >>> 1) : c >>> 1;
-    table[i] = c >>> 0;
-  }
-  return table;
-})();
-
-function crc32c(bytes) {
-  let crc = 0xffffffff;
-  for (let i = 0; i < bytes.length; i++) crc = CRC32C_TABLE[(crc ^ bytes[i]) & 0xff] ^ (crc >>> 8);
-  return (crc ^ 0xffffffff) >>> 0;
-}
+// CRC-32C, as the capture format checksums its header and frames: the tests' own writer of .fpc files.
+const { crc32c } = await loadBundle('fpc-crc', "export { crc32c } from './test/helpers/native';");
 
 function frame(type, payload) {
   const out = Buffer.allocUnsafe(payload.length + 12);

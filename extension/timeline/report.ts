@@ -7,7 +7,7 @@ import { createHash } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';
 import * as path from 'node:path';
 import { gzipSync } from 'node:zlib';
-import { htmlText, visibleText } from '../shared/text';
+import { htmlDocument } from '../shared/html';
 
 export interface WebviewBundle {
   script: string;
@@ -50,29 +50,19 @@ export function buildReportHtml(
   const script = bundle.script.replace(/<\/(script)/gi, '<\\/$1');
   const style = bundle.style.replace(/<\/(style)/gi, '<\\/$1');
   // The page runs only its own inline script and style (by hash) and loads nothing from anywhere.
-  const csp = [
-    "default-src 'none'",
-    `script-src ${sha256(script)}`,
-    `style-src ${sha256(style)}`,
-    'img-src data:',
-    'font-src data:',
-  ].join('; ');
-  return [
-    '<!DOCTYPE html>',
-    '<html lang="en">',
-    '<head>',
-    '<meta charset="utf-8">',
-    `<meta http-equiv="Content-Security-Policy" content="${csp}">`,
-    '<meta name="viewport" content="width=device-width, initial-scale=1">',
-    `<meta name="generator" content="FlagOS Profiler">`,
-    `<title>${htmlText(visibleText(title))} — FlagOS Profiler</title>`,
-    `<style>${style}</style>`,
-    '</head>',
-    '<body>',
-    `<script id="flagprof-data" type="application/octet-stream">${data}</script>`,
-    `<script>${script}</script>`,
-    '</body>',
-    '</html>',
-    '',
-  ].join('\n');
+  return htmlDocument({
+    csp: [
+      "default-src 'none'",
+      `script-src ${sha256(script)}`,
+      `style-src ${sha256(style)}`,
+      'img-src data:',
+      'font-src data:',
+    ],
+    title: `${title} — FlagOS Profiler`,
+    head: ['<meta name="generator" content="FlagOS Profiler">', `<style>${style}</style>`],
+    body: [
+      `<script id="flagprof-data" type="application/octet-stream">${data}</script>`,
+      `<script>${script}</script>`,
+    ],
+  });
 }

@@ -4,7 +4,8 @@
  * elsewhere.
  */
 import type * as vscode from 'vscode';
-import { htmlText, visibleText } from '../shared/text';
+import { htmlDocument } from '../shared/html';
+import { htmlText } from '../shared/text';
 import { webviewNonce } from './nonce';
 
 export interface WebviewPage {
@@ -17,27 +18,19 @@ export interface WebviewPage {
 
 export function webviewPageHtml(webview: vscode.Webview, page: WebviewPage): string {
   const nonce = webviewNonce();
-  const csp = [
-    "default-src 'none'",
-    `img-src ${webview.cspSource} data:`,
-    `font-src ${webview.cspSource}`,
-    `style-src ${webview.cspSource}`,
-    `script-src 'nonce-${nonce}'`,
-  ].join('; ');
-  return [
-    '<!DOCTYPE html>',
-    '<html lang="en">',
-    '<head>',
-    '<meta charset="utf-8">',
-    `<meta http-equiv="Content-Security-Policy" content="${csp}">`,
-    '<meta name="viewport" content="width=device-width, initial-scale=1">',
-    `<link rel="stylesheet" href="${webview.asWebviewUri(page.style)}">`,
-    `<title>${htmlText(visibleText(page.title))}</title>`,
-    '</head>',
-    '<body>',
-    ...(page.rootId ? [`<div id="${htmlText(page.rootId)}"></div>`] : []),
-    `<script nonce="${nonce}" src="${webview.asWebviewUri(page.script)}"></script>`,
-    '</body>',
-    '</html>',
-  ].join('\n');
+  return htmlDocument({
+    csp: [
+      "default-src 'none'",
+      `img-src ${webview.cspSource} data:`,
+      `font-src ${webview.cspSource}`,
+      `style-src ${webview.cspSource}`,
+      `script-src 'nonce-${nonce}'`,
+    ],
+    title: page.title,
+    head: [`<link rel="stylesheet" href="${webview.asWebviewUri(page.style)}">`],
+    body: [
+      ...(page.rootId ? [`<div id="${htmlText(page.rootId)}"></div>`] : []),
+      `<script nonce="${nonce}" src="${webview.asWebviewUri(page.script)}"></script>`,
+    ],
+  });
 }

@@ -11,6 +11,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { goToLine, hoverWord, runCommand, webviewFrame } from './workbench.mjs';
 import { createSteps, startSuite } from './steps.mjs';
+import { hostileTrace } from '../fixtures/hostile-trace.mjs';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 const artifacts = path.join(root, 'test-artifacts', 'e2e-untrusted');
@@ -26,33 +27,6 @@ const MARKDOWN_OP = `aten::evil\`\`\` \`\` \` \\| <img src=http://${EVIL_HOST}/b
 const TERMINAL_KERNEL = 'gemm\x1b[2J\x1b]0;pwn\x07\x1b]52;c;aGk=\x07';
 const BIDI_OP = 'aten::add\u202eexe.txt\u2066x\u2069';
 const SOURCE = 'import torch\n\ndef forward(x):\n    return torch.mm(x, x)\n\n\nforward(torch.ones(2, 2))\n';
-
-/** A Kineto trace recorded elsewhere: one user function calling three ops, each launching one kernel. */
-function hostileTrace() {
-  const events = [
-    {
-      ph: 'X',
-      cat: 'python_function',
-      name: '/home/alice/checkout/proj/train.py(3): forward',
-      pid: 1,
-      tid: 1,
-      ts: 0,
-      dur: 5_000,
-    },
-  ];
-  const ops = [MARKDOWN_OP, BIDI_OP, 'aten::mm'];
-  const kernels = [MARKDOWN_KERNEL, TERMINAL_KERNEL, 'ampere_sgemm'];
-  ops.forEach((name, i) => {
-    const ts = 100 + i * 1_000;
-    const args = { correlation: 100 + i, 'External id': i + 1 };
-    events.push(
-      { ph: 'X', cat: 'cpu_op', name, pid: 1, tid: 1, ts, dur: 500, args: { 'External id': i + 1 } },
-      { ph: 'X', cat: 'cuda_runtime', name: 'cudaLaunchKernel', pid: 1, tid: 1, ts: ts + 10, dur: 5, args },
-      { ph: 'X', cat: 'kernel', name: kernels[i], pid: 0, tid: 7, ts: ts + 50, dur: 300 - i * 50, args },
-    );
-  });
-  return { traceEvents: events };
-}
 
 /** Opens a workspace file by its path with Quick Open (two files share the name). */
 async function quickOpenPath(relative) {
@@ -118,7 +92,17 @@ try {
     mkdirSync(path.join(workspace, folder), { recursive: true });
     writeFileSync(path.join(workspace, folder, 'train.py'), SOURCE);
   }
-  writeFileSync(path.join(workspace, TRACE), JSON.stringify(hostileTrace()));
+  writeFileSync(
+    path.join(workspace, TRACE),
+    JSON.stringify(
+      hostileTrace({
+        file: '/home/alice/checkout/proj/train.py',
+        functionName: 'forward',
+        ops: [MARKDOWN_OP, BIDI_OP, 'aten::mm'],
+        kernels: [MARKDOWN_KERNEL, TERMINAL_KERNEL, 'ampere_sgemm'],
+      }),
+    ),
+  );
 
   let port;
   ({ page, context, port } = await suite.openWorkbench({ vsix, workspace }));

@@ -43,6 +43,7 @@ import { unpackTimeline } from '../../extension/protocol';
 import { buildReportHtml } from '../../extension/timeline/report';
 import { encodeTimelineBuffer } from '../../extension/timeline/encode';
 import { webviewNonce } from '../../extension/vscode/nonce';
+import { hostileTrace } from '../fixtures/hostile-trace.mjs';
 
 /** The payloads: Markdown table and image injection, terminal escapes, bidirectional overrides, backtick runs. */
 const MARKDOWN_KERNEL = 'k`\n| x | ![i](http://evil.example/a.png) |\n`';
@@ -66,54 +67,6 @@ let profile: Profile;
 let analysis: Analysis;
 let index: LineIndex;
 
-type Event = Record<string, unknown>;
-
-/** A small Kineto trace: one user frame calling two ops, each launching kernels, all with hostile names. */
-function syntheticTrace(file: string): { traceEvents: Event[] } {
-  const events: Event[] = [
-    {
-      ph: 'X',
-      cat: 'python_function',
-      name: `${file}(3): ${FUNCTION_NAME}`,
-      pid: 1,
-      tid: 1,
-      ts: 0,
-      dur: 5_000,
-    },
-  ];
-  const ops = [MARKDOWN_OP, BIDI_OP, 'aten::mm'];
-  const kernels = [MARKDOWN_KERNEL, TERMINAL_KERNEL, 'ampere_sgemm'];
-  ops.forEach((name, i) => {
-    const ts = 100 + i * 1_000;
-    const ext = i + 1;
-    const corr = 100 + i;
-    events.push(
-      { ph: 'X', cat: 'cpu_op', name, pid: 1, tid: 1, ts, dur: 500, args: { 'External id': ext } },
-      {
-        ph: 'X',
-        cat: 'cuda_runtime',
-        name: 'cudaLaunchKernel',
-        pid: 1,
-        tid: 1,
-        ts: ts + 10,
-        dur: 5,
-        args: { correlation: corr, 'External id': ext },
-      },
-      {
-        ph: 'X',
-        cat: 'kernel',
-        name: kernels[i],
-        pid: 0,
-        tid: 7,
-        ts: ts + 50,
-        dur: 300 - i * 50,
-        args: { correlation: corr, 'External id': ext, device: 0, stream: 7 },
-      },
-    );
-  });
-  return { traceEvents: events };
-}
-
 beforeAll(async () => {
   dir = mkdtempSync(path.join(tmpdir(), 'flagprof-untrusted-'));
   // A folder name with parentheses: the hover's command links carry the path and must stay one link each.
@@ -123,7 +76,17 @@ beforeAll(async () => {
   writeFileSync(userFile, 'import torch\n\ndef forward(x):\n    return x\n');
   // The trace's own file name is shown too (CLI header, report title): it carries a terminal payload.
   tracePath = path.join(dir, 'trace\x1b]0;pwn\x07.json');
-  writeFileSync(tracePath, JSON.stringify(syntheticTrace(userFile)));
+  writeFileSync(
+    tracePath,
+    JSON.stringify(
+      hostileTrace({
+        file: userFile,
+        functionName: FUNCTION_NAME,
+        ops: [MARKDOWN_OP, BIDI_OP, 'aten::mm'],
+        kernels: [MARKDOWN_KERNEL, TERMINAL_KERNEL, 'ampere_sgemm'],
+      }),
+    ),
+  );
   profile = await importTrace(tracePath);
   analysis = analyze(profile);
   index = buildLineIndex(analysis);

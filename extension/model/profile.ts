@@ -283,10 +283,29 @@ export class FlowTable {
 }
 
 /** One frame of a user's call site: an absolute (or trace-relative) file path, a 1-based line, the function. */
+/** How a source frame was found, when it is not simply the exact line of the expression that called. */
+export type SourceFrameKind =
+  /** Only the function is known (the op ran in it, on no line the capture could tell): `line` is its def line. */
+  | 'function'
+  /** Autograd ops: charged to the line that called backward() (the engine runs them with no Python frame). */
+  | 'backward'
+  /** A `file(line)` frame the trace itself carries (the `Call stack` arg of 2021-era traces). */
+  | 'trace';
+
 export interface SourceFrame {
   file: string;
+  /** 1-based. */
   line: number;
   function: string;
+  /**
+   * The expression's span, 1-based columns, from Python's code-position table (co_positions, Python >= 3.11);
+   * absent where the interpreter has none. endLine > line for an expression over several lines.
+   */
+  column?: number;
+  endLine?: number;
+  endColumn?: number;
+  /** Absent: the exact line of the expression that called. */
+  kind?: SourceFrameKind;
 }
 
 /** A warning met while importing; the import still succeeded. */

@@ -5,7 +5,7 @@
 // Inputs: the synthetic training-loop profile of the unit tests scaled to 1M events (exact call sites), and the
 // largest real trace in ../shared/traces imported and analysed (function level: traces carry no call sites).
 // A hover here is what the editor does: map the current line through an edited document's line-shift map, look the
-// line up, and write the Markdown.
+// line up, and write the Markdown (self and total, ops, kernels, callee lines with their links).
 import * as path from 'node:path';
 import { loadBundle, root } from './lib.mjs';
 
@@ -74,6 +74,9 @@ function measure(name, analysis, file) {
     profileLabel: name,
     showInTimeline: 'command:flagos.showLineInTimeline?x',
     showKernels: 'command:flagos.showLineKernels?y',
+    // The callee lines' links, as the editor writes them.
+    openLine: (f, l) =>
+      `command:flagos.openProfiledLine?${encodeURIComponent(JSON.stringify([{ file: f, line: l }]))}`,
   };
 
   let shown = 0;

@@ -18,7 +18,7 @@ import {
 import type { TrackKind } from './shared/kinds';
 import type { KernelStat, LineStat, OpStat } from './shared/stats';
 
-export const PROTOCOL_VERSION = 1;
+export const PROTOCOL_VERSION = 2;
 
 // ---------------------------------------------------------------------------------------------------------------
 // The payload
@@ -33,17 +33,17 @@ export interface TimelineTrack {
   pid: string;
   tid: string;
   kind: TimelineTrackKind;
+  /** Its deepest lane with the profiler's frames hidden (the payload's lanes). */
   maxDepth: number;
+  /** Its slices, the profiler's frames among them. */
   sliceCount: number;
 }
 
-/** A source site a slice is attributed to: the user's own line (exact call site or function def line). */
-export interface TimelineSite {
-  file: string;
-  line: number;
-  function: string;
-  exact: boolean;
-}
+/**
+ * The source line a slice is attributed to: a row of tables.lines, the one line attribution the editor's hovers
+ * show too (column 1-based where known; kind absent for the exact line of the expression that called).
+ */
+export type TimelineSite = Pick<LineStat, 'file' | 'line' | 'function' | 'column' | 'kind'>;
 
 export interface TimelineTables {
   ops: OpStat[];
@@ -67,9 +67,10 @@ export interface TimelineHeader {
   strings: string[];
   /** Tracks in display order: by process (sort index, then name), CPU threads before device streams. */
   tracks: TimelineTrack[];
-  /** Source sites; the `site` column indexes it (same order as tables.lines). */
-  sites: TimelineSite[];
+  /** The `site` column indexes tables.lines. */
   tables: TimelineTables;
+  /** Indices into tables.lines of lines in the profiler's own files (hidden with its frames). */
+  profilerLines: number[];
   /** Import warnings, one line each. */
   warnings: string[];
   /** Whether linking used External ids (and why), for the details panel. */
@@ -91,8 +92,13 @@ export const TIMELINE_COLUMNS = {
   opOf: 'i32',
   /** The runtime/driver call that launched a device slice, -1 when none. */
   runtimeOf: 'i32',
-  /** Index into header.sites, -1 when unknown; device slices inherit their launching op's site. */
+  /** Index into header.tables.lines, -1 when unknown; device slices inherit their launching op's line. */
   site: 'i32',
+  /**
+   * Not per slice: the profiler's own python_function frames (the agent, runpy, torch.profiler), ascending. They
+   * are in no lane, and every slice below them sits one lane higher per hidden frame above it.
+   */
+  profilerFrames: 'i32',
   laneOrder: 'i32',
   /** Per lane. */
   laneTrack: 'u32',
@@ -110,6 +116,85 @@ export type TimelineColumns = ColumnsOf<typeof TIMELINE_COLUMNS>;
 export interface TimelinePayload {
   header: TimelineHeader;
   columns: TimelineColumns;
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// Lanes
+
+export type LaneColumns = Pick<TimelineColumns, 'laneOrder' | 'laneTrack' | 'laneDepth' | 'laneOffset'>;
+
+/** Per slice: its track id, the depth of the lane it goes in and its start; slices with `skip[i]` set go in none. */
+export interface LaneInput {
+  count: number;
+  track: Uint32Array;
+  depth: Uint16Array;
+  start: Float64Array;
+  skip?: Uint8Array;
+}
+
+/**
+ * Lanes in the order of `tracks`: one per depth from 0 to the deepest slice of the track (one for a track without
+ * slices); `maxDepth` is that deepest depth, per track in the same order. Counting sort by lane, then by start
+ * inside each lane (slices usually come in time order per track, so most lanes need no sort at all). The host
+ * encodes the lanes with the profiler's frames hidden; the webview builds the ones with every frame from the
+ * slices' own depths, when asked to show them.
+ */
+export function buildLanes(
+  tracks: readonly { id: number }[],
+  input: LaneInput,
+): LaneColumns & { maxDepth: Uint16Array } {
+  const { count: n, track, depth, start, skip } = input;
+  let trackIds = 1;
+  for (const t of tracks) trackIds = Math.max(trackIds, t.id + 1);
+  const trackRank = new Int32Array(trackIds).fill(-1);
+  tracks.forEach((t, rank) => (trackRank[t.id] = rank));
+  const rankOf = (i: number): number =>
+    (skip && skip[i]) || track[i] >= trackIds ? -1 : trackRank[track[i]];
+  const maxDepth = new Uint16Array(tracks.length);
+  for (let i = 0; i < n; i++) {
+    const rank = rankOf(i);
+    if (rank >= 0 && depth[i] > maxDepth[rank]) maxDepth[rank] = depth[i];
+  }
+  const laneBase = new Uint32Array(tracks.length + 1);
+  for (let rank = 0; rank < tracks.length; rank++) laneBase[rank + 1] = laneBase[rank] + maxDepth[rank] + 1;
+  const laneCount = laneBase[tracks.length];
+  const laneTrack = new Uint32Array(laneCount);
+  const laneDepth = new Uint16Array(laneCount);
+  for (let rank = 0; rank < tracks.length; rank++) {
+    for (let d = 0; laneBase[rank] + d < laneBase[rank + 1]; d++) {
+      laneTrack[laneBase[rank] + d] = tracks[rank].id;
+      laneDepth[laneBase[rank] + d] = d;
+    }
+  }
+  const laneOf = new Int32Array(n);
+  const laneOffset = new Uint32Array(laneCount + 1);
+  for (let i = 0; i < n; i++) {
+    const rank = rankOf(i);
+    const lane = rank < 0 ? -1 : laneBase[rank] + depth[i];
+    laneOf[i] = lane;
+    if (lane >= 0) laneOffset[lane + 1]++;
+  }
+  for (let l = 0; l < laneCount; l++) laneOffset[l + 1] += laneOffset[l];
+  const cursor = laneOffset.slice(0, laneCount);
+  const laneOrder = new Int32Array(laneOffset[laneCount]);
+  for (let i = 0; i < n; i++) if (laneOf[i] >= 0) laneOrder[cursor[laneOf[i]]++] = i;
+  sortLanesByStart(laneOrder, laneOffset, start);
+  return { laneOrder, laneTrack, laneDepth, laneOffset, maxDepth };
+}
+
+function sortLanesByStart(laneOrder: Int32Array, laneOffset: Uint32Array, start: Float64Array): void {
+  for (let l = 0; l + 1 < laneOffset.length; l++) {
+    const from = laneOffset[l];
+    const to = laneOffset[l + 1];
+    let sorted = true;
+    for (let k = from + 1; k < to; k++) {
+      if (start[laneOrder[k]] < start[laneOrder[k - 1]]) {
+        sorted = false;
+        break;
+      }
+    }
+    if (!sorted) laneOrder.subarray(from, to).sort((a, b) => start[a] - start[b] || a - b);
+  }
 }
 
 type ColumnName = keyof TimelineColumns;
@@ -188,6 +273,8 @@ export interface TimelineViewState {
   /** Selected slice index, -1 when none. */
   selected?: number;
   tab?: number;
+  /** The profiler's own frames shown (they are hidden unless this is true). */
+  profilerFrames?: boolean;
 }
 
 export type HostToWebview =
@@ -202,8 +289,8 @@ export type HostToWebview =
 
 export type WebviewToHost =
   | { type: 'ready' }
-  /** Open `file` at 1-based `line` in the editor. */
-  | { type: 'openSource'; requestId: number; file: string; line: number }
+  /** Open `file` at 1-based `line` (and 1-based `column`, where known) in the editor. */
+  | { type: 'openSource'; requestId: number; file: string; line: number; column?: number }
   /** Show the one-line error of a webview-side failure to the user as well. */
   | { type: 'log'; level: 'info' | 'error'; message: string };
 
@@ -214,8 +301,13 @@ export function isWebviewToHost(value: unknown): value is WebviewToHost {
     case 'ready':
       return true;
     case 'openSource': {
-      const m = value as { requestId?: unknown; file?: unknown; line?: unknown };
-      return typeof m.requestId === 'number' && typeof m.file === 'string' && typeof m.line === 'number';
+      const m = value as { requestId?: unknown; file?: unknown; line?: unknown; column?: unknown };
+      return (
+        typeof m.requestId === 'number' &&
+        typeof m.file === 'string' &&
+        typeof m.line === 'number' &&
+        (m.column === undefined || typeof m.column === 'number')
+      );
     }
     case 'log': {
       const m = value as { level?: unknown; message?: unknown };

@@ -5,6 +5,7 @@ import { formatDuration } from '../extension/shared/format';
 import { isDeviceKind } from '../extension/shared/kinds';
 import { el } from './dom';
 import type { TimelineModel } from './model';
+import { siteKindLabel, siteKindTitle, siteText } from './sourceSite';
 
 export interface DetailsActions {
   select(slice: number): void;
@@ -69,7 +70,7 @@ function fieldList(model: TimelineModel, slice: number, actions: DetailsActions)
     table.append(element('dt', undefined, label), dd);
   };
   const origin = model.header.startNs;
-  const track = model.lanes[model.laneOfSlice[slice]]?.track;
+  const track = model.trackOf(slice);
   field('Category', `${model.categoryOf(slice)} (${model.kindOf(slice)})`);
   if (track) field('Track', `${track.processName} · ${track.name}`);
   field('Start', formatDuration(c.start[slice] - origin));
@@ -97,24 +98,21 @@ function fieldList(model: TimelineModel, slice: number, actions: DetailsActions)
   return table;
 }
 
+/** The line the one attribution charges the slice to (what the editor's hover shows), with how it was found. */
 function sourceLink(site: TimelineSite, actions: DetailsActions): HTMLElement {
-  const link = element('a', 'source-link', `${site.file}:${site.line}`);
+  const link = element('a', 'source-link', siteText(site));
   link.href = '#';
   link.id = 'details-source';
   link.dataset.file = site.file;
   link.dataset.line = String(site.line);
-  link.title = site.exact
-    ? 'the call site'
-    : `the definition of ${visibleText(site.function)}() (no call-site record in this trace)`;
+  if (site.column !== undefined) link.dataset.column = String(site.column);
+  link.title = siteKindTitle(site);
   link.addEventListener('click', (event) => {
     event.preventDefault();
     actions.openSource(site);
   });
   const wrap = element('span');
-  wrap.append(
-    link,
-    element('span', 'muted', ` ${site.function}() · ${site.exact ? 'call site' : 'function'}`),
-  );
+  wrap.append(link, element('span', 'muted', ` ${site.function}() · ${siteKindLabel(site)}`));
   return wrap;
 }
 

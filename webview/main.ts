@@ -11,20 +11,17 @@ import '@vscode-elements/elements/dist/vscode-tab-header/index.js';
 import '@vscode-elements/elements/dist/vscode-tab-panel/index.js';
 import './timeline.css';
 import { visibleText } from '../extension/shared/text';
-import {
-  unpackTimeline,
-  type HostToWebview,
-  type TimelineSite,
-  type TimelineViewState,
-} from '../extension/protocol';
+import { unpackTimeline, type HostToWebview, type TimelineSite } from '../extension/protocol';
 import { renderDetails } from './details';
 import { el } from './dom';
 import { formatDuration } from '../extension/shared/format';
 import { connectHost, type HostBridge } from './host';
 import { TimelineModel } from './model';
+import { siteText } from './sourceSite';
 import { statTables } from './statTables';
 import { TimelineView } from './timeline/view';
-import { SearchBar, toolbar } from './toolbar';
+import { ProfilerFramesToggle, SearchBar, toolbar } from './toolbar';
+import { restoredView, viewState, type RestoredView } from './viewState';
 
 /** Automation hook: benchmarks and browser tests drive and observe the page through it. */
 export interface TimelineAutomation {
@@ -36,6 +33,8 @@ export interface TimelineAutomation {
   levelsReady: Promise<number>;
   select(slice: number): void;
   search(text: string, regex?: boolean): number;
+  /** Shows or hides the profiler's own frames, as the toolbar's toggle does. */
+  showProfilerFrames(show: boolean): void;
 }
 
 declare global {
@@ -63,6 +62,8 @@ class TimelineApp {
   private saveTimer: ReturnType<typeof setTimeout> | undefined;
   private source = '';
   private tab = 0;
+  /** The tables and the toolbar follow the profiler frames' toggle. */
+  private profilerFramesChanged: () => void = () => {};
 
   constructor(private readonly host: HostBridge) {
     this.root = el('div', { className: 'app' });
@@ -120,13 +121,22 @@ class TimelineApp {
     this.model = model;
     this.source = model.header.source;
     document.title = `${visibleText(model.header.title)} — FlagOS Profiler`;
+    const saved = restoredView(this.host.getState(), this.source, model.sliceCount);
+    // Before the rows are laid out: the lanes differ with the profiler's frames shown.
+    model.showProfilerFrames(saved.profilerFramesShown);
     const search = new SearchBar(model, () => this.view);
-    const panes = this.layOut(model, search);
+    const frames = ProfilerFramesToggle.wanted(model)
+      ? new ProfilerFramesToggle(model, (show) => this.showProfilerFrames(show))
+      : undefined;
+    const panes = this.layOut(model, search, frames);
     const view = this.showTimeline(model, panes);
-    for (const { name, element } of statTables(model, (slice) => view.select(slice))) {
-      addTab(panes.tabs, name, element);
-    }
-    this.restore(model, select);
+    const tables = statTables(model, (slice) => view.select(slice));
+    for (const { name, element } of tables.tabs) addTab(panes.tabs, name, element);
+    this.profilerFramesChanged = () => {
+      tables.profilerFramesChanged();
+      frames?.update();
+    };
+    this.restore(saved, model, select);
     view.render();
     const firstFrameMs = performance.now() - arrived;
     window.flagprofTimeline = {
@@ -136,6 +146,7 @@ class TimelineApp {
       levelsReady: prebuildLevels(model),
       select: (slice) => view.select(slice),
       search: (text, regex = false) => search.search(text, regex),
+      showProfilerFrames: (show) => this.showProfilerFrames(show),
     };
     this.setStatus(`First frame in ${firstFrameMs.toFixed(0)} ms`);
     this.saveState();
@@ -155,9 +166,9 @@ class TimelineApp {
   }
 
   /** The page: toolbar, the timeline beside its details panel, the tables' tabs, the status line. */
-  private layOut(model: TimelineModel, search: SearchBar): Panes {
+  private layOut(model: TimelineModel, search: SearchBar, frames?: ProfilerFramesToggle): Panes {
     this.root.replaceChildren();
-    const bar = toolbar(model, search, () => this.view?.fit());
+    const bar = toolbar(model, search, () => this.view?.fit(), frames);
     const main = el('div', { className: 'main' });
     const timeline = el('div', { className: 'timeline' });
     timeline.id = 'timeline';
@@ -203,22 +214,22 @@ class TimelineApp {
   }
 
   /** What the panel showed before it was hidden or reloaded (same profile only), then the host's selection. */
-  private restore(model: TimelineModel, select: number | undefined): void {
+  private restore(saved: RestoredView, model: TimelineModel, select: number | undefined): void {
     const view = this.view!;
-    const state = this.host.getState();
-    if (state && state.source === this.source) {
-      if (state.viewStartNs !== undefined && state.viewEndNs !== undefined) {
-        view.setView(state.viewStartNs, state.viewEndNs, state.scrollTop ?? 0);
-      }
-      if (state.selected !== undefined && state.selected >= 0 && state.selected < model.sliceCount) {
-        view.select(state.selected, false);
-      }
-      if (state.tab !== undefined) {
-        const tabs = this.root.querySelector('vscode-tabs');
-        if (tabs) (tabs as HTMLElement & { selectedIndex: number }).selectedIndex = state.tab;
-      }
+    if (saved.view) view.setView(saved.view.startNs, saved.view.endNs, saved.view.scrollTop);
+    if (saved.selected !== undefined) view.select(saved.selected, false);
+    if (saved.tab !== undefined) {
+      const tabs = this.root.querySelector('vscode-tabs');
+      if (tabs) (tabs as HTMLElement & { selectedIndex: number }).selectedIndex = saved.tab;
     }
     if (select !== undefined && select >= 0 && select < model.sliceCount) view.select(select);
+  }
+
+  private showProfilerFrames(show: boolean): void {
+    if (!this.view) return;
+    this.view.setProfilerFrames(show);
+    this.profilerFramesChanged();
+    this.saveState();
   }
 
   private saveState(): void {
@@ -226,23 +237,31 @@ class TimelineApp {
     this.saveTimer = setTimeout(() => {
       const view = this.view;
       if (!view) return;
-      const state: TimelineViewState = {
-        source: this.source,
-        viewStartNs: view.viewStart,
-        viewEndNs: view.viewEnd,
-        scrollTop: view.scrollTop,
-        selected: view.selected,
-        tab: this.tab,
-      };
-      this.host.setState(state);
+      this.host.setState(
+        viewState({
+          source: this.source,
+          viewStartNs: view.viewStart,
+          viewEndNs: view.viewEnd,
+          scrollTop: view.scrollTop,
+          selected: view.selected,
+          tab: this.tab,
+          profilerFramesShown: view.model.profilerFramesShown,
+        }),
+      );
     }, 200);
   }
 
   private openSource(site: TimelineSite): void {
     const requestId = ++this.requestId;
-    this.pending.set(requestId, `${site.file}:${site.line}`);
-    this.host.post({ type: 'openSource', requestId, file: site.file, line: site.line });
-    if (this.host.standalone) this.setStatus(`${site.file}:${site.line} (${site.function})`);
+    const where = siteText(site);
+    this.pending.set(requestId, where);
+    const { file, line, column } = site;
+    this.host.post(
+      column !== undefined
+        ? { type: 'openSource', requestId, file, line, column }
+        : { type: 'openSource', requestId, file, line },
+    );
+    if (this.host.standalone) this.setStatus(`${where} (${site.function})`);
   }
 }
 

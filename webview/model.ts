@@ -1,13 +1,18 @@
 /**
  * The profile as the webview holds it: the unpacked columns, the lanes with their level-of-detail pyramids,
  * and the indexes the details panel, search and tables need (built on first use).
+ *
+ * Two sets of lanes: the payload's, without the profiler's own frames (what is shown first), and, built the first
+ * time they are asked for, the lanes of every frame at the slices' own depths.
  */
-import type {
-  TimelineColumns,
-  TimelineHeader,
-  TimelinePayload,
-  TimelineSite,
-  TimelineTrack,
+import {
+  buildLanes,
+  type LaneColumns,
+  type TimelineColumns,
+  type TimelineHeader,
+  type TimelinePayload,
+  type TimelineSite,
+  type TimelineTrack,
 } from '../extension/protocol';
 import { isDeviceKind, isLaunchKind, SLICE_KIND_NAMES } from '../extension/shared/kinds';
 import { LaneLod } from './lod';
@@ -20,38 +25,129 @@ export interface Lane {
   readonly lod: LaneLod;
 }
 
+/** The lanes of one view of the tracks, and the lane of each slice. */
+interface LaneSet {
+  readonly lanes: Lane[];
+  /** Per track id: its lanes by depth. */
+  readonly lanesOfTrack: Map<number, Lane[]>;
+  /** Per slice: its lane index, -1 for a slice in none. */
+  readonly laneOfSlice: Int32Array;
+  /** Lanes whose every level of detail is built. */
+  prebuilt: number;
+}
+
 export class TimelineModel {
   readonly header: TimelineHeader;
   readonly columns: TimelineColumns;
   readonly strings: string[];
-  readonly lanes: Lane[];
-  /** Per track id: its lanes by depth. */
-  readonly lanesOfTrack: Map<number, Lane[]>;
-  /** Per slice: its lane index (for hit tests, reveal and flows). */
-  readonly laneOfSlice: Int32Array;
+  /** Per slice, when the profile has any: 1 for a frame of the profiler itself. */
+  private readonly profilerFrame: Uint8Array | undefined;
+  /** Per track id: how many of its slices are profiler frames. */
+  private readonly profilerFramesOnTrack = new Map<number, number>();
+  private readonly withoutProfilerFrames: LaneSet;
+  private everyFrame: LaneSet | undefined;
+  private current: LaneSet;
+  private shown = false;
   private launchedIndex: { offset: Uint32Array; items: Int32Array } | undefined;
   private readonly decoder = new TextDecoder();
+  private readonly trackById: Map<number, TimelineTrack>;
 
   constructor(payload: TimelinePayload) {
     this.header = payload.header;
     this.columns = payload.columns;
     this.strings = payload.header.strings;
-    const lanes = buildLanes(this.header, this.columns);
-    this.lanes = lanes.lanes;
-    this.lanesOfTrack = lanes.lanesOfTrack;
-    this.laneOfSlice = lanes.laneOfSlice;
+    this.trackById = new Map(this.header.tracks.map((t) => [t.id, t]));
+    const frames = this.columns.profilerFrames;
+    if (frames.length > 0) {
+      this.profilerFrame = new Uint8Array(this.header.sliceCount);
+      for (const slice of frames) {
+        if (slice >= this.profilerFrame.length) continue;
+        this.profilerFrame[slice] = 1;
+        const track = this.columns.track[slice];
+        this.profilerFramesOnTrack.set(track, (this.profilerFramesOnTrack.get(track) ?? 0) + 1);
+      }
+    }
+    this.withoutProfilerFrames = laneSet(this.header, this.columns, this.columns);
+    this.current = this.withoutProfilerFrames;
   }
 
-  private prebuildLane = 0;
+  get lanes(): Lane[] {
+    return this.current.lanes;
+  }
+
+  /** Per track id: its lanes by depth. */
+  get lanesOfTrack(): Map<number, Lane[]> {
+    return this.current.lanesOfTrack;
+  }
+
+  /** Per slice: its lane index (for hit tests, reveal and flows), -1 when it is in no lane shown. */
+  get laneOfSlice(): Int32Array {
+    return this.current.laneOfSlice;
+  }
+
+  /** How many frames of the profiler itself the profile has (hidden unless shown). */
+  get profilerFrameCount(): number {
+    return this.columns.profilerFrames.length;
+  }
+
+  /** Whether the profiler's frames (and the lines in its files) are shown. */
+  get profilerFramesShown(): boolean {
+    return this.shown;
+  }
+
+  /**
+   * Shows or hides the profiler's own frames: the lanes of every frame are built the first time (a counting sort
+   * of the slices and their level-of-detail bases), then kept.
+   */
+  showProfilerFrames(show: boolean): void {
+    this.shown = show;
+    if (show && this.profilerFrame) {
+      const c = this.columns;
+      this.everyFrame ??= laneSet(
+        this.header,
+        c,
+        buildLanes(this.header.tracks, {
+          count: this.sliceCount,
+          track: c.track,
+          depth: c.depth,
+          start: c.start,
+        }),
+      );
+      this.current = this.everyFrame;
+    } else {
+      this.current = this.withoutProfilerFrames;
+    }
+  }
+
+  /** Whether a slice is a profiler frame that is hidden now. */
+  isHidden(slice: number): boolean {
+    return !!this.profilerFrame && this.profilerFrame[slice] === 1 && !this.profilerFramesShown;
+  }
 
   /** Builds level-of-detail levels for about `budgetMs`; true while some remain (run it when idle). */
   prebuildLevels(budgetMs: number): boolean {
     const until = performance.now() + budgetMs;
-    while (this.prebuildLane < this.lanes.length) {
-      if (!this.lanes[this.prebuildLane].lod.prebuildOne()) this.prebuildLane++;
+    const set = this.current;
+    while (set.prebuilt < set.lanes.length) {
+      if (!set.lanes[set.prebuilt].lod.prebuildOne()) set.prebuilt++;
       else if (performance.now() > until) return true;
     }
     return false;
+  }
+
+  /** The slices of a track that are drawn now. */
+  shownSliceCount(track: TimelineTrack): number {
+    if (this.profilerFramesShown) return track.sliceCount;
+    return Math.max(0, track.sliceCount - (this.profilerFramesOnTrack.get(track.id) ?? 0));
+  }
+
+  trackOf(slice: number): TimelineTrack | undefined {
+    return this.trackById.get(this.columns.track[slice]);
+  }
+
+  /** The lane a slice is drawn in now, if any. */
+  laneOf(slice: number): Lane | undefined {
+    return this.lanes[this.laneOfSlice[slice]];
   }
 
   get sliceCount(): number {
@@ -88,9 +184,10 @@ export class TimelineModel {
     }
   }
 
+  /** The line the one attribution charges the slice to (the hover's line), if any. */
   siteOf(slice: number): TimelineSite | undefined {
     const s = this.columns.site[slice];
-    return s >= 0 ? this.header.sites[s] : undefined;
+    return s >= 0 ? this.header.tables.lines[s] : undefined;
   }
 
   /** Device slices launched by `op` (or, for a runtime call, the device slices it launched). */
@@ -115,7 +212,7 @@ export class TimelineModel {
     return list;
   }
 
-  /** Slices whose name matches, sorted by start. */
+  /** Slices whose name matches, sorted by start; hidden profiler frames are not among them. */
   search(
     pattern: string,
     regex: boolean,
@@ -126,42 +223,42 @@ export class TimelineModel {
     const name = this.columns.name;
     let count = 0;
     for (let i = 0; i < this.sliceCount; i++) count += nameMatches[name[i]];
-    const matches = new Int32Array(count);
+    let matches = new Int32Array(count);
     for (let i = 0, k = 0; i < this.sliceCount; i++) if (nameMatches[name[i]]) matches[k++] = i;
+    if (this.profilerFrame && !this.profilerFramesShown) matches = matches.filter((i) => !this.isHidden(i));
     const start = this.columns.start;
     matches.sort((a, b) => start[a] - start[b] || a - b);
     return { matches, nameMatches };
   }
 
-  /** The longest slice satisfying `accept`, -1 when none. */
+  /** The longest slice satisfying `accept` that is shown, -1 when none. */
   longest(accept: (slice: number) => boolean): number {
     let best = -1;
     const dur = this.columns.dur;
-    for (let i = 0; i < this.sliceCount; i++) if (accept(i) && (best < 0 || dur[i] > dur[best])) best = i;
+    for (let i = 0; i < this.sliceCount; i++) {
+      if (accept(i) && (best < 0 || dur[i] > dur[best]) && !this.isHidden(i)) best = i;
+    }
     return best;
   }
 }
 
-/** The lanes of the payload's lane columns, each with its level-of-detail pyramid, and the lane of each slice. */
-function buildLanes(
-  header: TimelineHeader,
-  c: TimelineColumns,
-): { lanes: Lane[]; lanesOfTrack: Map<number, Lane[]>; laneOfSlice: Int32Array } {
+/** The lanes of lane columns, each with its level-of-detail pyramid, and the lane of each slice. */
+function laneSet(header: TimelineHeader, c: TimelineColumns, lc: LaneColumns): LaneSet {
   const lanes: Lane[] = [];
   const lanesOfTrack = new Map<number, Lane[]>();
   const laneOfSlice = new Int32Array(header.sliceCount).fill(-1);
   const span = Math.max(1, header.endNs - header.startNs);
   const maxShift = Math.ceil(Math.log2(span)) + 1;
   const trackById = new Map(header.tracks.map((t) => [t.id, t]));
-  for (let l = 0; l < c.laneTrack.length; l++) {
-    const track = trackById.get(c.laneTrack[l]);
+  for (let l = 0; l < lc.laneTrack.length; l++) {
+    const track = trackById.get(lc.laneTrack[l]);
     if (!track) continue;
-    const order = c.laneOrder.subarray(c.laneOffset[l], c.laneOffset[l + 1]);
+    const order = lc.laneOrder.subarray(lc.laneOffset[l], lc.laneOffset[l + 1]);
     for (let k = 0; k < order.length; k++) laneOfSlice[order[k]] = lanes.length;
     const lane: Lane = {
       index: lanes.length,
       track,
-      depth: c.laneDepth[l],
+      depth: lc.laneDepth[l],
       order,
       lod: new LaneLod(order, c.start, c.dur, maxShift),
     };
@@ -170,7 +267,7 @@ function buildLanes(
     if (!list) lanesOfTrack.set(track.id, (list = []));
     list[lane.depth] = lane;
   }
-  return { lanes, lanesOfTrack, laneOfSlice };
+  return { lanes, lanesOfTrack, laneOfSlice, prebuilt: 0 };
 }
 
 /**

@@ -1,11 +1,12 @@
 /**
  * The ops, kernels and lines tables under the timeline: the analysis's rows, sortable; activating a row selects
- * its longest slice in the timeline.
+ * its longest slice in the timeline. Lines in the profiler's own files show only with the profiler's frames.
  */
 import { formatCount, formatDuration } from '../extension/shared/format';
 import { isDeviceKind, isOpKind } from '../extension/shared/kinds';
 import type { KernelStat, LineStat, OpStat } from '../extension/shared/stats';
 import type { TimelineModel } from './model';
+import { siteKindLabel, siteText } from './sourceSite';
 import { VirtualTable, type Column } from './tables';
 
 function durationColumn<Row>(title: string, ns: (row: Row) => number): Column<Row> {
@@ -16,12 +17,16 @@ function countColumn<Row>(title: string, count: (row: Row) => number): Column<Ro
   return { title, value: count, format: (row) => formatCount(count(row)), numeric: true };
 }
 
-/** The three tables, in their tab order; `select` shows a slice in the timeline. */
-export function statTables(
-  model: TimelineModel,
-  select: (slice: number) => void,
-): { name: string; element: HTMLElement }[] {
-  const { kind, name: names, site } = model.columns;
+export interface StatTables {
+  /** The tables, in their tab order. */
+  tabs: { name: string; element: HTMLElement }[];
+  /** The model's profiler frames were shown or hidden: the rows of the profiler's own lines follow. */
+  profilerFramesChanged(): void;
+}
+
+/** The three tables; `select` shows a slice in the timeline. */
+export function statTables(model: TimelineModel, select: (slice: number) => void): StatTables {
+  const { kind, name: names } = model.columns;
   /** The longest slice satisfying `accept`, selected when there is one. */
   const selectLongest = (accept: (slice: number) => boolean): void => {
     const slice = model.longest(accept);
@@ -31,7 +36,7 @@ export function statTables(
     const id = model.strings.indexOf(name);
     if (id >= 0) selectLongest((i) => names[i] === id && accept(i));
   };
-  const lineIndex = new Map(model.header.tables.lines.map((line, index) => [line, index]));
+  const lines = linesTable(model, selectLongest);
   const tables: [string, { element: HTMLElement }][] = [
     [
       'Ops',
@@ -65,29 +70,56 @@ export function statTables(
         (row) => selectByName(row.name, (i) => isDeviceKind(kind[i])),
       ),
     ],
-    [
-      'Lines',
-      new VirtualTable<LineStat>(
-        'Lines',
-        [
-          {
-            title: 'Source',
-            value: (r) => `${r.file}:${String(r.line).padStart(7, '0')}`,
-            format: (r) => `${r.file.split(/[\\/]/).pop()}:${r.line}`,
-          },
-          { title: 'Function', value: (r) => r.function },
-          durationColumn('Device', (r) => r.deviceNs),
-          durationColumn('CPU', (r) => r.cpuNs),
-          countColumn('Ops', (r) => r.ops),
-          { title: 'Site', value: (r) => (r.exact ? 'call site' : 'function') },
-        ],
-        model.header.tables.lines,
-        (row) => {
-          const index = lineIndex.get(row) ?? -1;
-          selectLongest((i) => site[i] === index && !isDeviceKind(kind[i]));
-        },
-      ),
-    ],
+    ['Lines', lines.table],
   ];
-  return tables.map(([name, table]) => ({ name, element: table.element }));
+  return {
+    tabs: tables.map(([name, table]) => ({ name, element: table.element })),
+    profilerFramesChanged: lines.profilerFramesChanged,
+  };
+}
+
+/**
+ * The lines of the one line attribution, as the editor's hovers show them: self and total (with callees) device
+ * and CPU time, and how each line was found. A row selects the longest slice charged to its line.
+ */
+function linesTable(
+  model: TimelineModel,
+  selectLongest: (accept: (slice: number) => boolean) => void,
+): { table: VirtualTable<LineStat>; profilerFramesChanged(): void } {
+  const { kind, site } = model.columns;
+  const all = model.header.tables.lines;
+  const lineIndex = new Map(all.map((line, index) => [line, index]));
+  const profilerLines = new Set(model.header.profilerLines.map((index) => all[index]));
+  const shown = (): LineStat[] =>
+    profilerLines.size === 0 || model.profilerFramesShown ? all : all.filter((l) => !profilerLines.has(l));
+  const table = new VirtualTable<LineStat>(
+    'Lines',
+    [
+      {
+        title: 'Source',
+        value: (r) =>
+          `${r.file}:${String(r.line).padStart(7, '0')}:${String(r.column ?? 0).padStart(5, '0')}`,
+        format: (r) => siteText(r, true),
+        width: 3,
+      },
+      { title: 'Function', value: (r) => r.function, width: 2 },
+      durationColumn('Device self', (r) => r.deviceSelfNs),
+      durationColumn('Device total', (r) => r.deviceTotalNs),
+      durationColumn('CPU self', (r) => r.cpuSelfNs),
+      durationColumn('CPU total', (r) => r.cpuTotalNs),
+      { ...countColumn('Ops', (r: LineStat) => r.ops), width: 0.6 },
+      { title: 'Site', value: (r) => siteKindLabel(r) },
+    ],
+    shown(),
+    (row) => {
+      const index = lineIndex.get(row) ?? -1;
+      selectLongest((i) => site[i] === index && !isDeviceKind(kind[i]));
+    },
+  );
+  return {
+    table,
+    profilerFramesChanged: () => {
+      if (profilerLines.size > 0) table.setRows(shown());
+    },
+  };
 }

@@ -9,6 +9,8 @@ export interface Column<Row> {
   value(row: Row): string | number;
   format?(row: Row): string;
   numeric?: boolean;
+  /** Share of the width, in fractions: 4 for the first column and 1 for the others unless said. */
+  width?: number;
 }
 
 const ROW_HEIGHT = 22;
@@ -23,6 +25,8 @@ export class VirtualTable<Row> {
   private sortColumn = -1;
   private sortDescending = true;
   private active = -1;
+  /** The rows' grid-template-columns, from the columns' widths. */
+  private readonly gridColumns: string;
 
   constructor(
     name: string,
@@ -36,6 +40,7 @@ export class VirtualTable<Row> {
     this.element.setAttribute('role', 'grid');
     this.element.setAttribute('aria-label', name);
     this.element.setAttribute('aria-rowcount', String(rows.length + 1));
+    this.gridColumns = columns.map((c, i) => `minmax(0, ${c.width ?? (i === 0 ? 4 : 1)}fr)`).join(' ');
     const header = this.headerRow();
     this.body = document.createElement('div');
     this.body.className = 'vtable-body';
@@ -57,6 +62,7 @@ export class VirtualTable<Row> {
   private headerRow(): HTMLElement {
     const header = document.createElement('div');
     header.className = 'vtable-row vtable-header';
+    header.style.gridTemplateColumns = this.gridColumns;
     header.setAttribute('role', 'row');
     this.columns.forEach((column, index) => {
       const cell = document.createElement('button');
@@ -71,23 +77,37 @@ export class VirtualTable<Row> {
     return header;
   }
 
+  /** Shows other rows, in the current sort order. */
+  setRows(rows: Row[]): void {
+    this.rows = rows.slice();
+    this.active = -1;
+    this.element.setAttribute('aria-rowcount', String(rows.length + 1));
+    this.spacer.style.height = `${this.rows.length * ROW_HEIGHT}px`;
+    if (this.sortColumn >= 0) this.sortRows();
+    this.renderRows();
+  }
+
   sortBy(index: number): void {
     if (this.sortColumn === index) this.sortDescending = !this.sortDescending;
     else {
       this.sortColumn = index;
       this.sortDescending = !!this.columns[index].numeric;
     }
-    const column = this.columns[index];
+    this.sortRows();
+    this.headerCells.forEach((cell, i) =>
+      cell.setAttribute('aria-sort', i !== index ? 'none' : this.sortDescending ? 'descending' : 'ascending'),
+    );
+    this.renderRows();
+  }
+
+  private sortRows(): void {
+    const column = this.columns[this.sortColumn];
     const sign = this.sortDescending ? -1 : 1;
     this.rows.sort((a, b) => {
       const x = column.value(a);
       const y = column.value(b);
       return (x < y ? -1 : x > y ? 1 : 0) * sign;
     });
-    this.headerCells.forEach((cell, i) =>
-      cell.setAttribute('aria-sort', i !== index ? 'none' : this.sortDescending ? 'descending' : 'ascending'),
-    );
-    this.renderRows();
   }
 
   private onKey(event: KeyboardEvent): void {
@@ -126,6 +146,7 @@ export class VirtualTable<Row> {
       const line = document.createElement('div');
       line.className = `vtable-row${r === this.active ? ' active' : ''}`;
       line.setAttribute('role', 'row');
+      line.style.gridTemplateColumns = this.gridColumns;
       line.setAttribute('aria-rowindex', String(r + 2));
       this.columns.forEach((column, index) => {
         const cell = document.createElement('div');

@@ -1,4 +1,7 @@
-/** The toolbar above the timeline: the profile's title, Fit, search by name (text or regex) and a summary. */
+/**
+ * The toolbar above the timeline: the profile's title, Fit, search by name (text or regex), the profiler's own
+ * frames shown or hidden, and a summary.
+ */
 import { formatCount, formatDuration } from '../extension/shared/format';
 import { visibleText } from '../extension/shared/text';
 import { el } from './dom';
@@ -121,8 +124,50 @@ export class SearchBar {
   }
 }
 
+/** "Show profiler frames", and how many are hidden; only for a profile that has some. */
+export class ProfilerFramesToggle {
+  readonly elements: HTMLElement[];
+  private readonly box = vscodeElement('vscode-checkbox', 'profiler-frames', {
+    label: 'Show profiler frames',
+  });
+  private readonly count = el('span', { className: 'profiler-frames-count' });
+
+  constructor(
+    private readonly model: TimelineModel,
+    onChange: (show: boolean) => void,
+  ) {
+    this.count.id = 'profiler-frames-count';
+    this.count.setAttribute('aria-live', 'polite');
+    this.box.title =
+      "The profiler's own Python frames (the capture agent, runpy, torch.profiler): hidden, what they enclose drawn a level up for each";
+    this.box.addEventListener('change', () => onChange(this.box.checked));
+    this.elements = [this.box, this.count];
+    this.update();
+  }
+
+  /** Whether the profile has anything of the profiler's to hide. */
+  static wanted(model: TimelineModel): boolean {
+    return model.profilerFrameCount > 0 || model.header.profilerLines.length > 0;
+  }
+
+  /** Shows what the model shows now: how many frames (or, in a profile without any, lines in its files). */
+  update(): void {
+    const frames = this.model.profilerFrameCount;
+    const n = frames > 0 ? frames : this.model.header.profilerLines.length;
+    const what = frames > 0 ? 'frame' : 'line';
+    const shown = this.model.profilerFramesShown;
+    this.box.checked = shown;
+    this.count.textContent = `${formatCount(n)} profiler ${what}${n === 1 ? '' : 's'} ${shown ? 'shown' : 'hidden'}`;
+  }
+}
+
 /** The toolbar: title (the source on hover), Fit, the search bar, and the profile's size and warnings. */
-export function toolbar(model: TimelineModel, search: SearchBar, fit: () => void): HTMLElement {
+export function toolbar(
+  model: TimelineModel,
+  search: SearchBar,
+  fit: () => void,
+  profilerFrames?: ProfilerFramesToggle,
+): HTMLElement {
   const { header } = model;
   const bar = el('div', { className: 'toolbar' });
   bar.setAttribute('role', 'toolbar');
@@ -142,6 +187,6 @@ export function toolbar(model: TimelineModel, search: SearchBar, fit: () => void
     summary.textContent += ` · ${header.warnings.length} import warnings`;
     summary.title = header.warnings.slice(0, 20).join('\n');
   }
-  bar.append(title, fitButton, ...search.elements, summary);
+  bar.append(title, fitButton, ...search.elements, ...(profilerFrames?.elements ?? []), summary);
   return bar;
 }

@@ -2,22 +2,16 @@
  * The adaptor semantics of seed 000 §1.3 and §2, applied to any profile:
  *  - flows pair by (category, id) — the vendor correlation id;
  *  - device event -> runtime call by args.correlation (vendor id) -> launching op by External id (torch id) when
- *    the trace's External ids are trustworthy, otherwise by enclosure (the innermost op on the runtime call's
- *    thread whose interval contains it). Each link records its provenance.
+ *    the trace's External ids are trustworthy, otherwise by enclosure (torch's own rule: the innermost cpu_op
+ *    around the runtime call on its thread; a user_annotation only where no cpu_op encloses it). Each link records
+ *    its provenance.
  *  - per op, kernel and source line: the time tables the views and the CLI show.
  */
 import { LAUNCH_FLOW_CATEGORIES } from '../import/categories';
 import { IdIndex } from '../model/idIndex';
 import { FlowPhase, Profile, SliceKind, isDeviceKind, isLaunchKind, isOpKind } from '../model/profile';
-import {
-  LinkProvenance,
-  type Analysis,
-  type FlowStats,
-  type KernelStat,
-  type LineStat,
-  type OpStat,
-} from './types';
-import { userFrameOfPythonFunction } from './sourceLines';
+import { LinkProvenance, type Analysis, type FlowStats, type KernelStat, type OpStat } from './types';
+import { attributeLines } from './lines';
 
 /** Share of comparable device events on which both linking rules must agree for External ids to be trusted. */
 const TRUST_AGREEMENT = 0.9;
@@ -107,10 +101,10 @@ export function analyze(profile: Profile): Analysis {
         externalResolved++;
       }
     }
-    let enclosing = runtime >= 0 ? enclosingOpOf(profile, runtime) : -1;
+    let enclosing = runtime >= 0 ? launchingOpOf(profile, runtime) : -1;
     if (device && enclosing < 0) {
       const source = flowSourceOf[i];
-      if (source >= 0) enclosing = isOpKind(slices.kind[source]) ? source : enclosingOpOf(profile, source);
+      if (source >= 0) enclosing = isOpKind(slices.kind[source]) ? source : launchingOpOf(profile, source);
     }
     byEnclosure[i] = enclosing;
     if (enclosing >= 0) enclosureResolved++;
@@ -188,7 +182,7 @@ export function analyze(profile: Profile): Analysis {
     for (let a = op; a >= 0; a = opParent[a]) deviceTotalNs[a] += dur;
   }
 
-  const lineResult = attributeLines(profile, opParent, opOf, candidates, deviceTotalNs);
+  const lineResult = attributeLines(profile, { opParent, opOf, cpuSelfNs, deviceSelfNs, deviceTotalNs });
 
   return {
     profile,
@@ -200,6 +194,9 @@ export function analyze(profile: Profile): Analysis {
     deviceSelfNs,
     deviceTotalNs,
     lineOf: lineResult.lineOf,
+    chains: lineResult.chains,
+    lineOps: lineResult.lineOps,
+    lineKernels: lineResult.lineKernels,
     externalIdTrusted: trusted,
     trustReason,
     flows,
@@ -219,6 +216,22 @@ function enclosingOpOf(profile: Profile, i: number): number {
   const { parent, kind } = profile.slices;
   for (let a = parent[i]; a >= 0; a = parent[a]) if (isOpKind(kind[a])) return a;
   return -1;
+}
+
+/**
+ * The op that launched runtime call i, by enclosure: the innermost cpu_op around it, else the innermost
+ * user_annotation. Torch stamps a runtime call with the External id of the innermost cpu_op (annotations keep a
+ * correlation stack of their own), so `nccl:all_reduce` inside `record_param_comms` is not the launcher: this way
+ * a kernel names the same op whichever rule linked it, on a trace of any age.
+ */
+function launchingOpOf(profile: Profile, i: number): number {
+  const { parent, kind } = profile.slices;
+  let annotation = -1;
+  for (let a = parent[i]; a >= 0; a = parent[a]) {
+    if (kind[a] === SliceKind.CpuOp) return a;
+    if (annotation < 0 && kind[a] === SliceKind.UserAnnotation) annotation = a;
+  }
+  return annotation;
 }
 
 function pairFlows(profile: Profile): FlowStats {
@@ -354,135 +367,4 @@ function kernelTable(profile: Profile, opOf: Int32Array, candidates: number[]): 
     });
   }
   return result.sort((a, b) => b.totalNs - a.totalNs || a.name.localeCompare(b.name));
-}
-
-interface LineKey {
-  file: string;
-  line: number;
-  function: string;
-  exact: boolean;
-}
-
-/**
- * Source lines. With the capture agent's sites (exact call sites by External id) each op belongs to the user line
- * that called it; otherwise to the innermost user python_function around it, at its def line (function level).
- * A line counts an op's time once: nested ops under an op of the same line are not added again.
- */
-function attributeLines(
-  profile: Profile,
-  opParent: Int32Array,
-  opOf: Int32Array,
-  candidates: number[],
-  deviceTotalNs: Float64Array,
-): { lines: LineStat[]; lineOf: Int32Array } {
-  const { slices, strings } = profile;
-  const n = slices.length;
-  const lineOf = new Int32Array(n).fill(-1);
-  const keys: LineKey[] = [];
-  const keyIndex = new Map<string, number>();
-  const lineFor = (key: LineKey): number => {
-    const text = `${key.file}\u0000${key.line}\u0000${key.exact ? 1 : 0}`;
-    let index = keyIndex.get(text);
-    if (index === undefined) {
-      index = keys.length;
-      keys.push(key);
-      keyIndex.set(text, index);
-    }
-    return index;
-  };
-  const frameCache = new Map<number, LineKey | null>();
-  const sites = profile.sites;
-
-  // Ops in start order so a parent's line is known before its children's.
-  const ops: number[] = [];
-  for (let i = 0; i < n; i++) if (isOpKind(slices.kind[i])) ops.push(i);
-  ops.sort((a, b) => slices.start[a] - slices.start[b] || slices.dur[b] - slices.dur[a]);
-  for (const op of ops) {
-    let line = -1;
-    if (sites) {
-      const chain = sites.get(slices.externalId[op]);
-      if (chain && chain.length > 0) {
-        line = lineFor({
-          file: chain[0].file,
-          line: chain[0].line,
-          function: chain[0].function,
-          exact: true,
-        });
-      }
-    } else {
-      for (let a = slices.parent[op]; a >= 0; a = slices.parent[a]) {
-        if (slices.kind[a] !== SliceKind.PythonFunction) continue;
-        const nameId = slices.name[a];
-        let frame = frameCache.get(nameId);
-        if (frame === undefined) {
-          const parsed = userFrameOfPythonFunction(strings.get(nameId));
-          frame = parsed ? { ...parsed, exact: false } : null;
-          frameCache.set(nameId, frame);
-        }
-        if (frame) {
-          line = lineFor(frame);
-          break;
-        }
-      }
-    }
-    if (line < 0 && opParent[op] >= 0) line = lineOf[opParent[op]];
-    lineOf[op] = line;
-  }
-
-  const stats: (LineStat & {
-    opMap: Map<number, { cpuNs: number; deviceNs: number; calls: number }>;
-    kernelMap: Map<number, { count: number; totalNs: number }>;
-  })[] = keys.map((k) => ({
-    ...k,
-    cpuNs: 0,
-    deviceNs: 0,
-    ops: 0,
-    topOps: [],
-    topKernels: [],
-    opMap: new Map(),
-    kernelMap: new Map(),
-  }));
-  for (const op of ops) {
-    const line = lineOf[op];
-    if (line < 0) continue;
-    const parent = opParent[op];
-    if (parent >= 0 && lineOf[parent] === line) continue; // already counted in its parent
-    const stat = stats[line];
-    stat.cpuNs += slices.dur[op];
-    stat.deviceNs += deviceTotalNs[op];
-    stat.ops++;
-    const entry = stat.opMap.get(slices.name[op]) ?? { cpuNs: 0, deviceNs: 0, calls: 0 };
-    entry.cpuNs += slices.dur[op];
-    entry.deviceNs += deviceTotalNs[op];
-    entry.calls++;
-    stat.opMap.set(slices.name[op], entry);
-  }
-  for (const i of candidates) {
-    if (!isDeviceKind(slices.kind[i]) || opOf[i] < 0) continue;
-    const line = lineOf[opOf[i]];
-    if (line < 0) continue;
-    const entry = stats[line].kernelMap.get(slices.name[i]) ?? { count: 0, totalNs: 0 };
-    entry.count++;
-    entry.totalNs += slices.dur[i];
-    stats[line].kernelMap.set(slices.name[i], entry);
-  }
-  const lines: LineStat[] = stats.map(({ opMap, kernelMap, ...stat }) => ({
-    ...stat,
-    topOps: [...opMap]
-      .map(([name, v]) => ({ name: strings.get(name), ...v }))
-      .sort((a, b) => b.deviceNs - a.deviceNs || b.cpuNs - a.cpuNs)
-      .slice(0, 10),
-    topKernels: [...kernelMap]
-      .map(([name, v]) => ({ name: strings.get(name), ...v }))
-      .sort((a, b) => b.totalNs - a.totalNs)
-      .slice(0, 10),
-  }));
-  // lineOf indexes `lines` in its final (sorted) order.
-  const order = lines
-    .map((_, i) => i)
-    .sort((a, b) => lines[b].deviceNs - lines[a].deviceNs || lines[b].cpuNs - lines[a].cpuNs);
-  const rank = new Int32Array(lines.length);
-  order.forEach((old, pos) => (rank[old] = pos));
-  for (let i = 0; i < n; i++) if (lineOf[i] >= 0) lineOf[i] = rank[lineOf[i]];
-  return { lines: order.map((i) => lines[i]), lineOf };
 }

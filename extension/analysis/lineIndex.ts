@@ -2,21 +2,22 @@
  * Device and CPU time on the user's own source lines, indexed per file and per line for the editor (hovers, gutter
  * heat, inline text, CodeLens). Built once per profile from an Analysis; every lookup afterwards is O(1).
  *
- * Attribution: each op slice belongs to the line of the nearest op (itself or an enclosing op) that the analysis
- * tied to a source line (lineOf). Device time is the duration of the device events (kernel, memcpy, memset) an op
- * launched directly, so nothing is counted twice and the line's kernels add up to its device time. CPU time is the
- * ops' CPU self time. With exact call sites (profile.sites) the caller frames of the chain also get the time as
- * "including callees"; without them the line is a function's def line and is labelled as function level.
+ * Attribution: the analysis's (lines.ts), nothing recomputed here. A line's entry is its LineStat — self (the ops
+ * whose innermost frame is the line) and total (with callees) — with the slices the editor's commands select; where
+ * one line has rows of several kinds (the exact ops of `loss.backward()` and the autograd ops charged to it), the
+ * entry adds their self times and sums the total over the same call chains, so no op counts twice. Functions
+ * (CodeLens) and a line's callee lines are summed over the same chains.
  *
  * Staleness: the index speaks of the file as it was profiled. A LineShiftMap follows edits (pure functions over
  * the document's change events) and says when the file changed in a way that cannot be mapped.
  *
  * No 'vscode' import: the CLI, tests and benchmarks use this module unchanged.
  */
-import type { Profile, SourceFrame } from '../model/profile';
-import { isDeviceKind, isOpKind } from '../model/profile';
+import type { Profile, SourceFrameKind } from '../model/profile';
+import { isDeviceKind } from '../model/profile';
 import { formatMs } from '../shared/format';
 import { markdownCode, markdownText } from '../shared/text';
+import { LINE_KIND_LABELS, chainTotals, kernelNames, opNames } from './lines';
 import type { Analysis, LineStat } from './types';
 
 export interface OpTime {
@@ -34,28 +35,46 @@ export interface KernelTime {
   totalNs: number;
 }
 
+/** A line whose own ops run under another line (it is in their call chain): the time it spends there. */
+export interface CalleeLine {
+  readonly file: string;
+  readonly line: number;
+  readonly function: string;
+  readonly cpuNs: number;
+  readonly deviceNs: number;
+}
+
 export interface LineEntry {
   /** The file as the profile names it. */
   readonly file: string;
   /** 1-based line in the file as it was profiled. */
   readonly line: number;
   readonly function: string;
+  /** 1-based column of the leftmost expression with ops, where known. */
+  readonly column: number | undefined;
   /** true: an exact call site; false: a function's def line (the trace had no call sites). */
   readonly exact: boolean;
+  /** Absent: the exact line that called; otherwise how the line was found (the first row's, see `stats`). */
+  readonly kind: SourceFrameKind | undefined;
+  /** The analysis's rows for this line, one per kind; the numbers below are theirs. */
+  readonly stats: readonly LineStat[];
   /** Top-level op calls made from this line. */
   calls: number;
-  /** Time of the ops this line called itself. */
+  /** Self: the ops whose innermost frame is this line. */
   cpuSelfNs: number;
   deviceSelfNs: number;
-  /** Self plus the time of ops called from the user's own functions that this line called. */
+  /** Total (with callees): every op with this line in its call chain, once. */
   cpuTotalNs: number;
   deviceTotalNs: number;
-  /** Device events (kernels, memcpy, memset) launched by the line's own ops. */
+  /** Device events (kernels, memcpy, memset) launched by the line's own ops, and with callees. */
   kernelCount: number;
+  totalKernelCount: number;
   /** Largest device time first (then CPU time). */
   readonly topOps: OpTime[];
   /** Largest total time first; every kernel name, not only the top few. */
   readonly kernels: KernelTime[];
+  /** The lines that spend this line's callee time, largest first (device time; CPU without device activity). */
+  readonly callees: readonly CalleeLine[];
   /** Top-level op slices called from this line: what "Show in timeline" selects. */
   readonly slices: Int32Array;
   /** Device slices launched from this line: what "Show kernels" lists. */
@@ -97,13 +116,16 @@ export interface LineIndex {
   readonly exact: boolean;
   /** Device time of all device events in the profile, and whether there is any (CPU-only profiles have none). */
   readonly totalDeviceNs: number;
+  /** CPU self time of every op on a user line: what the lines' self times add up to. */
   readonly totalCpuNs: number;
   readonly hasDevice: boolean;
-  /** Device (or, without device time, CPU) self time of the hottest line: the top of the heat scale. */
+  /** Device (or, without device time, CPU) total of the hottest line: the top of the heat scale. */
   readonly maxLineNs: number;
 }
 
 const TOP_OPS = 5;
+/** Callee lines a hover lists. */
+const TOP_CALLEES = 5;
 
 /** Paths compare with forward slashes, no `.`/`..` segments, and case-folded Windows drive paths. */
 export function normalizePath(file: string): string {
@@ -118,26 +140,6 @@ export function normalizePath(file: string): string {
   p = (absolute ? '/' : '') + parts.join('/');
   if (/^[A-Za-z]:\//.test(p) || /^\/[A-Za-z]:\//.test(p)) p = p.toLowerCase().replace(/^\/(?=[a-z]:)/, '');
   return p;
-}
-
-interface LineAcc {
-  file: string;
-  line: number;
-  function: string;
-  exact: boolean;
-  calls: number;
-  cpuSelfNs: number;
-  deviceSelfNs: number;
-  cpuCalleeNs: number;
-  deviceCalleeNs: number;
-  /** Inclusive time of the line's top-level ops (their child ops may belong to other lines). */
-  topCpuNs: number;
-  topDeviceNs: number;
-  kernelCount: number;
-  ops: Map<string, OpTime>;
-  kernels: Map<string, KernelTime>;
-  slices: number[];
-  kernelSlices: number[];
 }
 
 interface FunctionAcc {
@@ -160,146 +162,11 @@ export interface LineIndexOptions {
   readSource?: (file: string) => string | undefined;
 }
 
-/** Builds the per-file, per-line index. O(slices + call-chain frames); run once per profile. */
+/** Builds the per-file, per-line index. O(lines' slices + call-chain frames); run once per profile. */
 export function buildLineIndex(analysis: Analysis, options: LineIndexOptions = {}): LineIndex {
-  const profile = analysis.profile;
+  const { profile, lines: stats, chains } = analysis;
   const slices = profile.slices;
-  const n = slices.length;
-  const { lineOf, opParent, opOf, cpuSelfNs } = analysis;
 
-  // The line each op belongs to (its own or the nearest enclosing op's), and the op that carries that line.
-  const resolvedLine = new Int32Array(n).fill(-2);
-  const owner = new Int32Array(n).fill(-1);
-  const stack: number[] = [];
-  for (let i = 0; i < n; i++) {
-    if (resolvedLine[i] !== -2) continue;
-    if (!isOpKind(slices.kind[i])) {
-      resolvedLine[i] = -1;
-      continue;
-    }
-    let j = i;
-    while (resolvedLine[j] === -2 && lineOf[j] < 0 && opParent[j] >= 0 && stack.length <= n) {
-      stack.push(j);
-      j = opParent[j];
-    }
-    let line: number;
-    let own: number;
-    if (resolvedLine[j] !== -2) {
-      line = resolvedLine[j];
-      own = owner[j];
-    } else {
-      line = lineOf[j] >= 0 ? lineOf[j] : -1;
-      own = line >= 0 ? j : -1;
-      resolvedLine[j] = line;
-      owner[j] = own;
-    }
-    while (stack.length > 0) {
-      const k = stack.pop()!;
-      resolvedLine[k] = line;
-      owner[k] = own;
-    }
-  }
-
-  // Device time each op launched directly, from the device events themselves.
-  const opDeviceNs = new Float64Array(n);
-  const opKernels = new Int32Array(n);
-  let totalDeviceNs = 0;
-  for (let d = 0; d < n; d++) {
-    if (!isDeviceKind(slices.kind[d])) continue;
-    totalDeviceNs += slices.dur[d];
-    const o = opOf[d];
-    if (o >= 0) {
-      opDeviceNs[o] += slices.dur[d];
-      opKernels[o]++;
-    }
-  }
-
-  const accs: (LineAcc | undefined)[] = new Array(analysis.lines.length);
-  const lineAcc = (l: number): LineAcc => {
-    let acc = accs[l];
-    if (!acc) {
-      const stat = analysis.lines[l];
-      acc = {
-        file: stat.file,
-        line: stat.line,
-        function: stat.function,
-        exact: stat.exact,
-        calls: 0,
-        cpuSelfNs: 0,
-        deviceSelfNs: 0,
-        cpuCalleeNs: 0,
-        deviceCalleeNs: 0,
-        topCpuNs: 0,
-        topDeviceNs: 0,
-        kernelCount: 0,
-        ops: new Map(),
-        kernels: new Map(),
-        slices: [],
-        kernelSlices: [],
-      };
-      accs[l] = acc;
-    }
-    return acc;
-  };
-
-  // Per op: self times onto its line; top-level calls (the parent belongs to another line) as the line's calls.
-  let totalCpuNs = 0;
-  for (let i = 0; i < n; i++) {
-    const l = resolvedLine[i];
-    if (l < 0) continue;
-    const acc = lineAcc(l);
-    acc.cpuSelfNs += cpuSelfNs[i];
-    acc.deviceSelfNs += opDeviceNs[i];
-    totalCpuNs += cpuSelfNs[i];
-    const p = opParent[i];
-    if (p >= 0 && resolvedLine[p] === l) continue;
-    acc.calls++;
-    acc.slices.push(i);
-    const name = profile.nameOf(i);
-    let op = acc.ops.get(name);
-    if (!op) {
-      op = { name, calls: 0, cpuNs: 0, deviceNs: 0 };
-      acc.ops.set(name, op);
-    }
-    op.calls++;
-    op.cpuNs += slices.dur[i];
-    op.deviceNs += analysis.deviceTotalNs[i];
-    acc.topCpuNs += slices.dur[i];
-    acc.topDeviceNs += analysis.deviceTotalNs[i];
-  }
-  // Top-level op device time as the analysis computed it may include child ops on other lines; the line's own
-  // device time (above) never does. Kernels per line:
-  for (let d = 0; d < n; d++) {
-    if (!isDeviceKind(slices.kind[d])) continue;
-    const o = opOf[d];
-    if (o < 0 || resolvedLine[o] < 0) continue;
-    const acc = lineAcc(resolvedLine[o]);
-    acc.kernelCount++;
-    acc.kernelSlices.push(d);
-    const name = profile.nameOf(d);
-    let kernel = acc.kernels.get(name);
-    if (!kernel) {
-      kernel = { name, count: 0, totalNs: 0 };
-      acc.kernels.set(name, kernel);
-    }
-    kernel.count++;
-    kernel.totalNs += slices.dur[d];
-  }
-
-  // Caller frames (exact call sites only) and functions: per owner op, everything resolved to it, once per chain.
-  const ownerCpu = new Float64Array(n);
-  const ownerDevice = new Float64Array(n);
-  const ownerKernels = new Int32Array(n);
-  const ownerCalls = new Int32Array(n);
-  for (let i = 0; i < n; i++) {
-    const o = owner[i];
-    if (o < 0) continue;
-    ownerCpu[o] += cpuSelfNs[i];
-    ownerDevice[o] += opDeviceNs[i];
-    ownerKernels[o] += opKernels[i];
-    const p = opParent[i];
-    if (p < 0 || resolvedLine[p] !== resolvedLine[i]) ownerCalls[o]++;
-  }
   // Paths are few and frames many: normalise each distinct path once.
   const normalized = new Map<string, string>();
   const norm = (file: string): string => {
@@ -310,18 +177,103 @@ export function buildLineIndex(analysis: Analysis, options: LineIndexOptions = {
     }
     return key;
   };
-  const files = new Map<string, Map<number, LineAcc>>();
-  const functions = new Map<string, Map<string, FunctionAcc>>();
-  const fileLines = (file: string): Map<number, LineAcc> => {
-    const key = norm(file);
-    let m = files.get(key);
-    if (!m) {
-      m = new Map();
-      files.set(key, m);
+
+  // One entry per (file, line) of the editor: the analysis's rows of that line, in their order (hottest first).
+  const placeOf = new Int32Array(stats.length);
+  const places: number[][] = [];
+  const placeIndex = new Map<string, number>();
+  stats.forEach((stat, l) => {
+    const key = `${norm(stat.file)}\u0000${stat.line}`;
+    let place = placeIndex.get(key);
+    if (place === undefined) {
+      place = places.length;
+      places.push([]);
+      placeIndex.set(key, place);
     }
-    return m;
-  };
-  for (const acc of accs) if (acc) fileLines(acc.file).set(acc.line, acc);
+    places[place].push(l);
+    placeOf[l] = place;
+  });
+  const merged = chainTotals(chains, placeOf, places.length);
+
+  // Callee lines: for each chain, its innermost line's own time goes to every other line of the chain, once.
+  const callees: (Map<number, { cpuNs: number; deviceNs: number }> | undefined)[] = new Array(places.length);
+  const seen = new Int32Array(places.length).fill(-1);
+  for (let k = 0; k < chains.leaves.length; k++) {
+    const leaf = chains.leaves[k];
+    const own = placeOf[chains.line[leaf]];
+    seen[own] = k;
+    for (let node = chains.caller[leaf]; node >= 0; node = chains.caller[node]) {
+      const place = placeOf[chains.line[node]];
+      if (seen[place] === k) continue;
+      seen[place] = k;
+      const byLine = (callees[place] ??= new Map());
+      const time = byLine.get(own) ?? { cpuNs: 0, deviceNs: 0 };
+      time.cpuNs += chains.cpuNs[k];
+      time.deviceNs += chains.deviceNs[k];
+      byLine.set(own, time);
+    }
+  }
+
+  let totalDeviceNs = 0;
+  for (let d = 0; d < slices.length; d++) if (isDeviceKind(slices.kind[d])) totalDeviceNs += slices.dur[d];
+  const hasDevice = totalDeviceNs > 0;
+  const heatOf = (entry: LineEntry) => (hasDevice ? entry.deviceTotalNs : entry.cpuTotalNs);
+
+  const entries: LineEntry[] = places.map((rows, place) => {
+    const first = stats[rows[0]];
+    const one = rows.length === 1;
+    const opSlices = one ? analysis.lineOps[rows[0]] : concat(rows.map((l) => analysis.lineOps[l]));
+    const kernelSlices = one
+      ? analysis.lineKernels[rows[0]]
+      : concat(rows.map((l) => analysis.lineKernels[l]));
+    let cpuSelfNs = 0;
+    let deviceSelfNs = 0;
+    for (const l of rows) {
+      cpuSelfNs += stats[l].cpuSelfNs;
+      deviceSelfNs += stats[l].deviceSelfNs;
+    }
+    const exactRow = rows.find((l) => stats[l].kind === undefined);
+    const column = rows.reduce<number | undefined>((min, l) => {
+      const c = stats[l].column;
+      return c !== undefined && (min === undefined || c < min) ? c : min;
+    }, undefined);
+    const calleeLines = [...(callees[place] ?? [])]
+      .map(([other, time]): CalleeLine => {
+        const stat = stats[places[other][0]];
+        return { file: stat.file, line: stat.line, function: stat.function, ...time };
+      })
+      .filter((c) => (hasDevice ? c.deviceNs : c.cpuNs) > 0)
+      .sort((a, b) =>
+        hasDevice
+          ? b.deviceNs - a.deviceNs || b.cpuNs - a.cpuNs
+          : b.cpuNs - a.cpuNs || b.deviceNs - a.deviceNs,
+      )
+      .slice(0, TOP_CALLEES);
+    return {
+      file: first.file,
+      line: first.line,
+      function: first.function,
+      column,
+      exact: rows.some((l) => stats[l].exact),
+      kind: exactRow === undefined ? first.kind : undefined,
+      stats: rows.map((l) => stats[l]),
+      calls: opSlices.length,
+      cpuSelfNs,
+      deviceSelfNs,
+      // One row: its own totals; several: summed over the chains once, as each row's total is.
+      cpuTotalNs: one ? first.cpuTotalNs : merged.cpuNs[place],
+      deviceTotalNs: one ? first.deviceTotalNs : merged.deviceNs[place],
+      kernelCount: kernelSlices.length,
+      totalKernelCount: merged.kernels[place],
+      topOps: opNames(profile, analysis.deviceTotalNs, opSlices).slice(0, TOP_OPS),
+      kernels: kernelNames(profile, kernelSlices),
+      callees: calleeLines,
+      slices: opSlices,
+      kernelSlices,
+    };
+  });
+
+  // Functions (CodeLens): per chain, every distinct function on it gets the chain's ops once.
   const sources = new Map<string, string[] | null>();
   const defLines = new Map<string, number | undefined>();
   /** The 1-based def line of the function around a call site, from the source text when it can be read. */
@@ -341,6 +293,7 @@ export function buildLineIndex(analysis: Analysis, options: LineIndexOptions = {
     defLines.set(cacheKey, def);
     return def;
   };
+  const functions = new Map<string, Map<string, FunctionAcc>>();
   const functionAcc = (file: string, fn: string, line: number, defLine: number | undefined): FunctionAcc => {
     const key = norm(file);
     let byName = functions.get(key);
@@ -356,166 +309,73 @@ export function buildLineIndex(analysis: Analysis, options: LineIndexOptions = {
     } else if (line < f.firstLine) f.firstLine = line;
     return f;
   };
-
-  // Owners with the same call chain (the same array, when the sites share them) are walked once.
-  interface ChainTotals {
-    stat: LineStat;
-    chain: readonly SourceFrame[] | undefined;
-    cpuNs: number;
-    deviceNs: number;
-    kernels: number;
-    calls: number;
-  }
-  const sites = profile.sites;
-  const byChain = new Map<readonly SourceFrame[] | LineStat, ChainTotals>();
-  let exact = false;
-  for (let o = 0; o < n; o++) {
-    if (owner[o] !== o) continue;
-    const stat = analysis.lines[resolvedLine[o]];
-    if (stat.exact) exact = true;
-    const found = stat.exact && sites ? sites.get(slices.externalId[o]) : undefined;
-    const chain = found && found.length > 0 ? found : undefined;
-    const key = chain ?? stat;
-    let totals = byChain.get(key);
-    if (!totals) {
-      totals = { stat, chain, cpuNs: 0, deviceNs: 0, kernels: 0, calls: 0 };
-      byChain.set(key, totals);
+  // Per node once: the function its frame runs in (a function-level frame's line is the def line itself).
+  const functionOfNode: (FunctionAcc | undefined)[] = new Array(chains.line.length);
+  const nodeFunction = (node: number): FunctionAcc => {
+    let f = functionOfNode[node];
+    if (!f) {
+      const stat = stats[chains.line[node]];
+      const fn = chains.function[node];
+      const def = stat.kind === 'function' ? stat.line : definitionOf(stat.file, stat.line, fn);
+      f = functionOfNode[node] = functionAcc(stat.file, fn, stat.line, def);
     }
-    totals.cpuNs += ownerCpu[o];
-    totals.deviceNs += ownerDevice[o];
-    totals.kernels += ownerKernels[o];
-    totals.calls += ownerCalls[o];
-  }
-  const seenLines: LineAcc[] = [];
-  const seenFunctions: FunctionAcc[] = [];
-  for (const { stat, chain, cpuNs, deviceNs, kernels, calls } of byChain.values()) {
-    if (!chain) {
-      const def = stat.exact ? definitionOf(stat.file, stat.line, stat.function) : stat.line;
-      const f = functionAcc(stat.file, stat.function, stat.line, def);
-      f.cpuNs += cpuNs;
-      f.deviceNs += deviceNs;
-      f.kernelCount += kernels;
-      f.calls += calls;
-      continue;
-    }
-    seenLines.length = 0;
-    seenFunctions.length = 0;
-    for (let k = 0; k < chain.length; k++) {
-      const frame = k === 0 ? stat : chain[k];
-      const f = functionAcc(
-        frame.file,
-        frame.function,
-        frame.line,
-        definitionOf(frame.file, frame.line, frame.function),
-      );
-      if (!seenFunctions.includes(f)) {
-        seenFunctions.push(f);
-        f.cpuNs += cpuNs;
-        f.deviceNs += deviceNs;
-        f.kernelCount += kernels;
-        f.calls += calls;
-      }
-      const lines = fileLines(frame.file);
-      let acc = lines.get(frame.line);
-      if (!acc) {
-        acc = {
-          file: frame.file,
-          line: frame.line,
-          function: frame.function,
-          exact: true,
-          calls: 0,
-          cpuSelfNs: 0,
-          deviceSelfNs: 0,
-          cpuCalleeNs: 0,
-          deviceCalleeNs: 0,
-          topCpuNs: 0,
-          topDeviceNs: 0,
-          kernelCount: 0,
-          ops: new Map(),
-          kernels: new Map(),
-          slices: [],
-          kernelSlices: [],
-        };
-        lines.set(frame.line, acc);
-      }
-      // Recursion: a line counts each op once; the innermost frame's time is already its self time.
-      if (seenLines.includes(acc)) continue;
-      seenLines.push(acc);
-      if (k === 0) continue;
-      acc.cpuCalleeNs += cpuNs;
-      acc.deviceCalleeNs += deviceNs;
+    return f;
+  };
+  const onChain: FunctionAcc[] = [];
+  for (let k = 0; k < chains.leaves.length; k++) {
+    onChain.length = 0;
+    for (let node = chains.leaves[k]; node >= 0; node = chains.caller[node]) {
+      const f = nodeFunction(node);
+      if (onChain.includes(f)) continue; // recursion: once per chain
+      onChain.push(f);
+      f.cpuNs += chains.cpuNs[k];
+      f.deviceNs += chains.deviceNs[k];
+      f.kernelCount += chains.kernels[k];
+      f.calls += chains.calls[k];
     }
   }
 
+  const byFile = new Map<string, LineEntry[]>();
+  let maxLineNs = 0;
+  let totalCpuNs = 0;
+  for (const entry of entries) {
+    const key = norm(entry.file);
+    let list = byFile.get(key);
+    if (!list) byFile.set(key, (list = []));
+    list.push(entry);
+    maxLineNs = Math.max(maxLineNs, heatOf(entry));
+    totalCpuNs += entry.cpuSelfNs;
+  }
   const fileIndexes = new Map<string, FileIndex>();
-  let maxLineDevice = 0;
-  let maxLineCpu = 0;
-  for (const [key, lines] of files) {
-    const entries: LineEntry[] = [];
-    const byLine = new Map<number, LineEntry>();
-    let fileExact = false;
-    for (const acc of [...lines.values()].sort((a, b) => a.line - b.line)) {
-      const entry: LineEntry = {
-        file: acc.file,
-        line: acc.line,
-        function: acc.function,
-        exact: acc.exact,
-        calls: acc.calls,
-        cpuSelfNs: acc.cpuSelfNs,
-        deviceSelfNs: acc.deviceSelfNs,
-        // Callees are the user's functions in the call chain, or ops nested in the line's ops (a record_function
-        // block, say) that belong to other lines; where both apply the larger is kept, never their sum.
-        cpuTotalNs: Math.max(acc.cpuSelfNs + acc.cpuCalleeNs, acc.topCpuNs),
-        deviceTotalNs: Math.max(acc.deviceSelfNs + acc.deviceCalleeNs, acc.topDeviceNs),
-        kernelCount: acc.kernelCount,
-        topOps: [...acc.ops.values()]
-          .sort((a, b) => b.deviceNs - a.deviceNs || b.cpuNs - a.cpuNs || a.name.localeCompare(b.name))
-          .slice(0, TOP_OPS),
-        kernels: [...acc.kernels.values()].sort(
-          (a, b) => b.totalNs - a.totalNs || a.name.localeCompare(b.name),
-        ),
-        slices: Int32Array.from(acc.slices),
-        kernelSlices: Int32Array.from(acc.kernelSlices),
-      };
-      fileExact ||= acc.exact;
-      if (entry.deviceSelfNs > maxLineDevice) maxLineDevice = entry.deviceSelfNs;
-      if (entry.cpuSelfNs > maxLineCpu) maxLineCpu = entry.cpuSelfNs;
-      entries.push(entry);
-      byLine.set(entry.line, entry);
-    }
+  for (const [key, list] of byFile) {
+    list.sort((a, b) => a.line - b.line);
     fileIndexes.set(key, {
-      file: entries[0]?.file ?? key,
-      exact: fileExact,
-      byLine,
-      lines: entries,
+      file: list[0].file,
+      exact: list.some((e) => e.exact),
+      byLine: new Map(list.map((e) => [e.line, e])),
+      lines: list,
       functions: [],
     });
   }
-  for (const f of [...functions.values()].flatMap((m) => [...m.values()])) {
-    const key = norm(f.file);
+  const exact = stats.some((s) => s.exact);
+  for (const [key, byName] of functions) {
+    const list = [...byName.values()].sort((a, b) => (a.defLine ?? a.firstLine) - (b.defLine ?? b.firstLine));
     const fi = fileIndexes.get(key);
-    // Function level: the function is its def line, whose total includes what nested ops spent elsewhere.
-    const defEntry = f.defLine !== undefined ? fi?.byLine.get(f.defLine) : undefined;
-    if (defEntry && !defEntry.exact) {
-      f.cpuNs = Math.max(f.cpuNs, defEntry.cpuTotalNs);
-      f.deviceNs = Math.max(f.deviceNs, defEntry.deviceTotalNs);
-    }
-    const entry: FunctionEntry = { ...f };
-    if (fi) (fi.functions as FunctionEntry[]).push(entry);
-    else fileIndexes.set(key, { file: f.file, exact, byLine: new Map(), lines: [], functions: [entry] });
+    if (fi) (fi.functions as FunctionEntry[]).push(...list);
+    else fileIndexes.set(key, { file: list[0].file, exact, byLine: new Map(), lines: [], functions: list });
   }
-  for (const fi of fileIndexes.values())
-    (fi.functions as FunctionEntry[]).sort((a, b) => (a.defLine ?? a.firstLine) - (b.defLine ?? b.firstLine));
 
-  const hasDevice = totalDeviceNs > 0;
-  return {
-    files: fileIndexes,
-    exact,
-    totalDeviceNs,
-    totalCpuNs,
-    hasDevice,
-    maxLineNs: hasDevice ? maxLineDevice : maxLineCpu,
-  };
+  return { files: fileIndexes, exact, totalDeviceNs, totalCpuNs, hasDevice, maxLineNs };
+}
+
+function concat(parts: readonly Int32Array[]): Int32Array {
+  const out = new Int32Array(parts.reduce((n, p) => n + p.length, 0));
+  let at = 0;
+  for (const p of parts) {
+    out.set(p, at);
+    at += p.length;
+  }
+  return out;
 }
 
 export interface FileMatchOptions {
@@ -623,17 +483,27 @@ export function lookupFile(
   return tie ? undefined : best;
 }
 
-/** Heat of a line in [0, 1]: its share of the hottest line's device time (CPU time on CPU-only profiles). */
-export function lineHeat(index: LineIndex, entry: LineEntry): number {
-  if (index.maxLineNs <= 0) return 0;
-  return (index.hasDevice ? entry.deviceSelfNs : entry.cpuSelfNs) / index.maxLineNs;
+/**
+ * The quantity the gutter heat and the inline text both show: the line's total, with callees. A line is hot when
+ * running it costs time, wherever its ops sit: `logits = model(x)` spends the whole forward pass, and a self-only
+ * heat would leave the most expensive line of a training script unmarked while its text said seconds. The hover
+ * splits the total into self and callee lines.
+ */
+function heatNs(index: LineIndex, entry: LineEntry): number {
+  return index.hasDevice ? entry.deviceTotalNs : entry.cpuTotalNs;
 }
 
-/** Share of the whole profile's device time (CPU time when there is none) spent by the line itself, in [0, 1]. */
+/** Heat of a line in [0, 1]: its total's share of the hottest line's (device time; CPU time on CPU-only profiles). */
+export function lineHeat(index: LineIndex, entry: LineEntry): number {
+  if (index.maxLineNs <= 0) return 0;
+  return heatNs(index, entry) / index.maxLineNs;
+}
+
+/** Share of the whole profile's device time (CPU time when there is none) the line costs with its callees, in [0, 1]. */
 export function lineShare(index: LineIndex, entry: LineEntry): number {
   const total = index.hasDevice ? index.totalDeviceNs : index.totalCpuNs;
   if (total <= 0) return 0;
-  return (index.hasDevice ? entry.deviceSelfNs : entry.cpuSelfNs) / total;
+  return heatNs(index, entry) / total;
 }
 
 /** Number of gutter heat levels (decoration types) the editor creates. */
@@ -646,21 +516,21 @@ export const HEAT_LEVELS = 5;
  * at all get -1 (no decoration).
  */
 export function heatLevel(index: LineIndex, entry: LineEntry): number {
-  const ns = index.hasDevice ? entry.deviceSelfNs : entry.cpuSelfNs;
-  if (ns <= 0) return -1;
+  if (heatNs(index, entry) <= 0) return -1;
   const h = lineHeat(index, entry);
   const level = Math.floor(((Math.log10(h) + 3) / 3) * HEAT_LEVELS);
   return Math.max(0, Math.min(HEAT_LEVELS - 1, level));
 }
 
 /**
- * The inline after-text: "1.23 ms device · 0.40 ms CPU" (including callees). A profile without any device
- * activity (a CPU-only run) shows the CPU time alone rather than a column of "0 ms device".
+ * The inline after-text: "1.23 ms device · 0.40 ms CPU", the line's total with callees (the heat's quantity). A
+ * profile without any device activity (a CPU-only run) shows the CPU time alone rather than a column of "0 ms
+ * device".
  */
 export function inlineText(entry: LineEntry, hasDevice = true): string {
-  const cpu = formatMs(Math.max(entry.cpuTotalNs, entry.cpuSelfNs));
+  const cpu = formatMs(entry.cpuTotalNs);
   if (!hasDevice) return `${cpu} CPU`;
-  return `${formatMs(Math.max(entry.deviceTotalNs, entry.deviceSelfNs))} device · ${cpu} CPU`;
+  return `${formatMs(entry.deviceTotalNs)} device · ${cpu} CPU`;
 }
 
 /** The CodeLens title: "device 12.3 ms · CPU 4.1 ms · 28 kernels" ("CPU 4.1 ms · 12 calls" without device activity). */
@@ -699,18 +569,32 @@ export interface HoverOptions {
   /** Command URIs for the links (commandUri); omitted links, and any that is not a plain command URI, are not shown. */
   showInTimeline?: string;
   showKernels?: string;
+  /** The command URI that opens a file of the profile at a line (the callee lines' links); none: plain text. */
+  openLine?: (file: string, line: number) => string | undefined;
   /** Set when the file changed since the profile in a way that cannot be mapped. */
   staleMessage?: string;
 }
 
+/** What a row of another kind is, in the hover's words. */
+const KIND_NOTE: Record<SourceFrameKind, string> = {
+  function: 'function level',
+  backward: 'backward: autograd ops charged to the line that called backward()',
+  trace: 'from the trace',
+};
+
 /**
- * The hover's Markdown for a line: device and CPU time, calls, top ops and kernels, links. Every name from the
- * trace is data (markdownCode, markdownText): no image, link, HTML or table row can come from it, and the only
- * links are the command URIs of `options`. Render it untrusted except for those commands, without HTML or icons.
+ * The hover's Markdown for a line: total (with callees) and self device and CPU time, calls, top ops and kernels,
+ * the callee lines that spend the rest, links. Every name from the trace is data (markdownCode, markdownText): no
+ * image, link, HTML or table row can come from it, and the only links are the command URIs of `options`. Render
+ * it untrusted except for those commands, without HTML or icons.
  */
 export function hoverMarkdown(index: LineIndex, entry: LineEntry, options: HoverOptions): string {
   const out: string[] = [];
-  const where = entry.exact ? 'this line' : `function ${markdownCode(entry.function)} (function level)`;
+  const where = !entry.exact
+    ? `function ${markdownCode(entry.function)} (function level)`
+    : entry.kind
+      ? `this line (${LINE_KIND_LABELS[entry.kind]})`
+      : 'this line';
   out.push(`**FlagOS Profiler** — ${where} · ${markdownText(options.profileLabel)}`);
   if (options.staleMessage) out.push('', `⚠ ${markdownText(options.staleMessage, Infinity)}`);
   out.push('');
@@ -720,19 +604,25 @@ export function hoverMarkdown(index: LineIndex, entry: LineEntry, options: Hover
       ? ` (${(share * 100).toFixed(share >= 0.1 ? 0 : 1)}% of ${index.hasDevice ? 'device' : 'CPU'} time)`
       : '';
   const device = (ns: number) => (index.hasDevice ? `**${formatMs(ns)}**` : '—');
-  const hasCallees = entry.deviceTotalNs > entry.deviceSelfNs || entry.cpuTotalNs > entry.cpuSelfNs;
-  if (entry.calls > 0 || !hasCallees)
-    out.push(
-      `Device ${device(entry.deviceSelfNs)} · CPU **${formatMs(entry.cpuSelfNs)}** · ${entry.calls} call${entry.calls === 1 ? '' : 's'}${sharePart}`,
-    );
-  if (hasCallees)
-    out.push(
-      '',
-      `${entry.calls > 0 ? 'Including callees' : 'In the functions this line calls'}: device ${device(entry.deviceTotalNs)} · CPU **${formatMs(entry.cpuTotalNs)}**`,
-    );
+  const times = (deviceNs: number, cpuNs: number) =>
+    `Device ${device(deviceNs)} · CPU **${formatMs(cpuNs)}**`;
+  const count = (n: number, what: string) => `${n} ${what}${n === 1 ? '' : 's'}`;
+  const kernels = index.hasDevice ? ` · ${count(entry.totalKernelCount, 'kernel')}` : '';
+  out.push(`Total (with callees): ${times(entry.deviceTotalNs, entry.cpuTotalNs)}${kernels}${sharePart}`, '');
+  if (entry.calls === 0 && entry.cpuSelfNs === 0 && entry.deviceSelfNs === 0)
+    out.push('Self: no ops of its own (all of it in the functions this line calls)');
+  else out.push(`Self: ${times(entry.deviceSelfNs, entry.cpuSelfNs)} · ${count(entry.calls, 'call')}`);
+  // Rows of several kinds on one line: each one's own share of the self time, named.
+  if (entry.stats.length > 1)
+    for (const stat of entry.stats)
+      out.push(
+        '',
+        `- ${stat.kind ? KIND_NOTE[stat.kind] : 'exact line'}: ${times(stat.deviceSelfNs, stat.cpuSelfNs)} · ${count(stat.ops, 'call')}`,
+      );
   if (!index.hasDevice) out.push('', '_No device activity in this profile: CPU time only._');
   if (!entry.exact)
     out.push('', '_Function level: the trace has no call sites; Profile Current File records exact lines._');
+  else if (entry.kind === 'backward' && entry.stats.length === 1) out.push('', `_${KIND_NOTE.backward}._`);
   if (entry.topOps.length > 0) {
     if (index.hasDevice) out.push('', '| Op | Calls | Device | CPU |', '|:--|--:|--:|--:|');
     else out.push('', '| Op | Calls | CPU |', '|:--|--:|--:|');
@@ -750,8 +640,17 @@ export function hoverMarkdown(index: LineIndex, entry: LineEntry, options: Hover
       );
     if (entry.kernels.length > TOP_OPS) out.push('', `…and ${entry.kernels.length - TOP_OPS} more kernels`);
   }
-  const links: string[] = [];
   const usable = (uri: string | undefined): uri is string => uri !== undefined && SAFE_COMMAND_URI.test(uri);
+  if (entry.callees.length > 0) {
+    out.push('', 'Callee lines (their own time under this line):', '');
+    for (const callee of entry.callees) {
+      const label = markdownText(`${callee.file.split(/[\\/]/).pop()}:${callee.line}`);
+      const uri = options.openLine?.(callee.file, callee.line);
+      const place = usable(uri) ? `[${label}](${uri})` : label;
+      out.push(`- ${place} ${markdownCode(callee.function)} — ${times(callee.deviceNs, callee.cpuNs)}`);
+    }
+  }
+  const links: string[] = [];
   if (usable(options.showInTimeline) && entry.slices.length > 0)
     links.push(`[Show in timeline](${options.showInTimeline})`);
   if (usable(options.showKernels) && entry.kernelSlices.length > 0)

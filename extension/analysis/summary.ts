@@ -1,5 +1,5 @@
 /** The `flagprof summary --json` document: a stable shape other tools (and our tests) read. */
-import { SLICE_KIND_NAMES } from '../model/profile';
+import { SLICE_KIND_NAMES, type SourceFrameKind } from '../model/profile';
 import type { Analysis } from './types';
 
 export interface SummaryJson {
@@ -21,16 +21,33 @@ export interface SummaryJson {
     device_total_us: number;
   }[];
   kernels: { name: string; count: number; total_us: number; top_op: string }[];
+  /**
+   * Every line of the ops' call chains. Self: the ops whose innermost frame is the line; total: with callees (every
+   * op with the line anywhere in its chain, once). cpu_us and device_us are the self values (the older shape).
+   */
   lines: {
     file: string;
     line: number;
     function: string;
+    /** 1-based, where the capture knows the expression's position. */
+    column?: number;
+    /** Absent on an exact line: 'function' (def line), 'backward' (autograd ops), 'trace' (the trace's frames). */
+    kind?: SourceFrameKind;
     exact: boolean;
     cpu_us: number;
     device_us: number;
+    cpu_self_us: number;
+    cpu_total_us: number;
+    device_self_us: number;
+    device_total_us: number;
     ops: number;
+    /** The line's own top-level ops by name, largest device time first (then CPU); at most TOP_LINE_OPS. */
+    top_ops: { name: string; calls: number; cpu_us: number; device_us: number }[];
   }[];
 }
+
+/** Ops per line in the document: the few that explain a line, not every name. */
+const TOP_LINE_OPS = 5;
 
 /** Microseconds with nanosecond precision kept (3 decimals). */
 function us(ns: number): number {
@@ -84,10 +101,22 @@ export function buildSummary(analysis: Analysis): SummaryJson {
       file: l.file,
       line: l.line,
       function: l.function,
+      ...(l.column === undefined ? {} : { column: l.column }),
+      ...(l.kind === undefined ? {} : { kind: l.kind }),
       exact: l.exact,
-      cpu_us: us(l.cpuNs),
-      device_us: us(l.deviceNs),
+      cpu_us: us(l.cpuSelfNs),
+      device_us: us(l.deviceSelfNs),
+      cpu_self_us: us(l.cpuSelfNs),
+      cpu_total_us: us(l.cpuTotalNs),
+      device_self_us: us(l.deviceSelfNs),
+      device_total_us: us(l.deviceTotalNs),
       ops: l.ops,
+      top_ops: l.topOps.slice(0, TOP_LINE_OPS).map((op) => ({
+        name: op.name,
+        calls: op.calls,
+        cpu_us: us(op.cpuNs),
+        device_us: us(op.deviceNs),
+      })),
     })),
   };
 }

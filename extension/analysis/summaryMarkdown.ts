@@ -4,6 +4,7 @@
  * into the command line; the terminal rendering of the same document is the command line's own (cli/summary.ts).
  */
 import { pathToFileURL } from 'node:url';
+import { LINE_KIND_LABELS } from './lines';
 import type { SummaryJson } from './summary';
 import { formatUs } from '../shared/format';
 import { markdownCode, markdownText } from '../shared/text';
@@ -40,12 +41,17 @@ export function summaryMarkdown(summary: SummaryJson, context: SummaryContext, t
   if (summary.lines.length > 0) {
     const exact = summary.lines.some((l) => l.exact);
     out.push('', `## Source lines (${exact ? 'exact call sites' : 'function level'})`, '');
-    out.push('| line | function | device | CPU | ops |', '| --- | --- | ---: | ---: | ---: |');
+    out.push("Self: the line's own ops; total: with the functions it calls.", '');
+    out.push(
+      '| line | function | device self | device total | CPU self | CPU total | ops |',
+      '| --- | --- | ---: | ---: | ---: | ---: | ---: |',
+    );
     for (const l of summary.lines.slice(0, top)) {
       const link = l.file.startsWith('/') ? `${pathToFileURL(l.file).href}#L${l.line}` : undefined;
-      const label = `${l.file.split('/').pop()}:${l.line}`;
+      const kind = l.kind && l.kind !== 'function' ? ` (${LINE_KIND_LABELS[l.kind]})` : '';
+      const label = `${l.file.split('/').pop()}:${l.line}${kind}`;
       out.push(
-        `| ${link ? `[${cell(label)}](<${link}>)` : cell(label)} | ${cell(l.function)} | ${formatUs(l.device_us)} | ${formatUs(l.cpu_us)} | ${l.ops} |`,
+        `| ${link ? `[${cell(label)}](<${link}>)` : cell(label)} | ${cell(l.function)} | ${formatUs(l.device_self_us)} | ${formatUs(l.device_total_us)} | ${formatUs(l.cpu_self_us)} | ${formatUs(l.cpu_total_us)} | ${l.ops} |`,
       );
     }
   }

@@ -1,5 +1,6 @@
 import type { Profile } from '../model/profile';
 import type { KernelStat, LineStat, OpStat } from '../shared/stats';
+import type { CallChains } from './lines';
 
 // The per-op, per-kernel and per-line rows travel to the webview: they are defined with the other wire shapes.
 export type { KernelStat, LineStat, OpStat } from '../shared/stats';
@@ -41,8 +42,13 @@ export interface Analysis {
   /** Per slice: for op slices, device time of device events it launched directly / including child ops. */
   readonly deviceSelfNs: Float64Array;
   readonly deviceTotalNs: Float64Array;
-  /** Per slice: for op slices, the user's source line index into `lines`, or -1. */
+  /** Per slice: for op slices, the user's source line (the innermost frame of its call chain) into `lines`, or -1. */
   readonly lineOf: Int32Array;
+  /** The call chains of the ops: what a line's total (with callees) and a function's time are summed over. */
+  readonly chains: CallChains;
+  /** Per line (index into `lines`): its top-level op slices, and the device slices its ops launched. */
+  readonly lineOps: readonly Int32Array[];
+  readonly lineKernels: readonly Int32Array[];
   /** Whether the trace's External ids were trusted for linking, and why (decided from the data). */
   readonly externalIdTrusted: boolean;
   readonly trustReason: string;
@@ -57,6 +63,6 @@ export interface Analysis {
   readonly ops: OpStat[];
   /** Sorted by totalNs descending. */
   readonly kernels: KernelStat[];
-  /** Sorted by deviceNs, then cpuNs, descending. */
+  /** Every line of a call chain (lines.ts), sorted by device self time, then CPU self time, then the totals. */
   readonly lines: LineStat[];
 }

@@ -1,4 +1,5 @@
 import { analyze } from '../analysis/analyze';
+import { LINE_KIND_LABELS } from '../analysis/lines';
 import { buildSummary, type SummaryJson } from '../analysis/summary';
 import { openProfile } from '../capture/open';
 import { terminalText } from '../shared/text';
@@ -89,18 +90,21 @@ export function renderSummary(summary: SummaryJson, top: number): string {
     const exact = summary.lines.some((l) => l.exact);
     out.push('');
     out.push(
-      `Top source lines (${exact ? 'exact call sites' : 'function level: def lines of the enclosing Python function'})`,
+      `Top source lines (${exact ? 'exact call sites' : 'function level: def lines of the enclosing Python function'}; self: the line's own ops, total: with callees)`,
     );
     out.push(
       formatTable(
-        device ? ['line', 'function', 'device', 'CPU', 'ops'] : ['line', 'function', 'CPU', 'ops'],
+        device
+          ? ['line', 'function', 'device self', 'device total', 'CPU self', 'CPU total', 'ops']
+          : ['line', 'function', 'CPU self', 'CPU total', 'ops'],
         summary.lines
           .slice(0, top)
           .map((l) => [
-            `${l.file}:${l.line}`,
+            `${l.file}:${l.line}${l.kind && l.kind !== 'function' ? ` (${LINE_KIND_LABELS[l.kind]})` : ''}`,
             l.function,
-            ...(device ? [formatUs(l.device_us)] : []),
-            formatUs(l.cpu_us),
+            ...(device ? [formatUs(l.device_self_us), formatUs(l.device_total_us)] : []),
+            formatUs(l.cpu_self_us),
+            formatUs(l.cpu_total_us),
             String(l.ops),
           ]),
       ),

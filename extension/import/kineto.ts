@@ -10,7 +10,7 @@ import type { Readable } from 'node:stream';
 import { pipeline } from 'node:stream';
 import { isatty } from 'node:tty';
 import { createGunzip } from 'node:zlib';
-import { FlowPhase, Profile, SliceKind } from '../model/profile';
+import { FlowPhase, Profile, SliceKind, isOpKind } from '../model/profile';
 import {
   ByteInterner,
   Ch,
@@ -26,6 +26,7 @@ import {
   skipWhitespace,
   type TimeValue,
 } from './bytes';
+import { CallStackTable } from './callStack';
 import { classifyCategory } from './categories';
 import { formatBytes } from '../shared/format';
 import { ImportError, MAX_QUOTED, clip, quote } from './errors';
@@ -397,6 +398,11 @@ class TraceParser {
   private argsEnd = -1;
   private correlation = Number.NaN;
   private externalId = Number.NaN;
+  /** The "Call stack" arg's text ([start, end) between its quotes in buf), -1 when absent; -2: not a string. */
+  private stackStart = -1;
+  private stackEnd = -1;
+  /** Call sites the trace itself carries (2021-era "Call stack" args), read once the events are in. */
+  private readonly callStacks = new CallStackTable();
   private pendingBare: { key: string; value: string }[] = [];
 
   constructor(
@@ -552,6 +558,16 @@ class TraceParser {
     if (this.bareValues > this.reportedBare) {
       this.profile.warnings.push({
         message: `${this.bareValues} bare non-JSON metadata value(s) read as strings (seed 000 §3.4: unquoted metadata)`,
+      });
+    }
+    const stacks = this.callStacks;
+    const sites = stacks.resolve(this.profile.args);
+    if (sites.size > 0) this.profile.sites = sites;
+    if (stacks.malformed > 0) {
+      this.profile.warnings.push({
+        message:
+          `${stacks.malformed.toLocaleString('en-US')} op(s) have a "Call stack" that is not ` +
+          `"file(line): function;…", so they have no source line (the first: ${clip(stacks.malformedExample)})`,
       });
     }
     for (const m of this.metadataEvents) this.applyMetadataEvent(m);
@@ -799,6 +815,7 @@ class TraceParser {
     this.argsEnd = -1;
     this.correlation = Number.NaN;
     this.externalId = Number.NaN;
+    this.stackStart = -1;
     if (this.pendingBare.length) this.pendingBare = [];
 
     let p = start + 1;
@@ -945,9 +962,11 @@ class TraceParser {
 
   /**
    * Scans the args object, picking out the two ids of seed 000 §2 at its top level: "correlation" (the vendor's,
-   * for flows) and "External id" (torch's, for attribution; "external id" in 2021 traces). The rest stays raw.
+   * for flows) and "External id" (torch's, for attribution; "external id" in 2021 traces), and where the
+   * "Call stack" of 2021 traces lies. The rest stays raw.
    */
   private parseArgs(buf: Uint8Array, start: number, end: number): number {
+    this.stackStart = -1; // a stack is found in the args object that is kept (the last one, if repeated)
     let p = start + 1;
     let needComma = false;
     for (;;) {
@@ -984,11 +1003,23 @@ class TraceParser {
         } else if (k0 === 0x63 && buf[k + 1] === 0x6f && buf[k + 10] === 0x6e && buf[k + 4] === 0x65) {
           which = 3; // "correlation"
         }
+      } else if (
+        keyEnd - k === 10 &&
+        buf[k] === 0x43 &&
+        buf[k + 1] === 0x61 &&
+        buf[k + 4] === 0x20 &&
+        buf[k + 9] === 0x6b
+      ) {
+        which = 4; // "Call stack"
       }
       const vs = p;
       const next = skipValue(buf, p, end, this.bareHandler(buf, k, keyEnd));
       if (next === INCOMPLETE) return INCOMPLETE;
-      if (which !== 0) {
+      if (which === 4) {
+        const quoted = buf[vs] === Ch.Quote;
+        this.stackStart = quoted ? vs + 1 : buf[vs] === 0x6e /* null */ ? -1 : -2;
+        this.stackEnd = quoted ? next - 1 : -1;
+      } else if (which !== 0) {
         const s = buf[vs] === Ch.Quote ? vs + 1 : vs;
         const e = buf[vs] === Ch.Quote ? next - 1 : next;
         if (isJsonLiteral(buf, s, e) && parseTime(buf, s, e, this.time)) {
@@ -1090,8 +1121,10 @@ class TraceParser {
       if (!instant && this.durBadStart >= 0 && Number.isNaN(this.durNs) && this.badDur++ === 0)
         this.badDurExample = clip(decodeText(buf, this.durBadStart, this.durBadEnd));
       const dur = instant || Number.isNaN(this.durNs) ? 0 : Math.max(0, this.durNs);
+      const kind = instant ? SliceKind.Instant : this.kindOf(this.catId);
+      if (this.stackStart !== -1 && this.stackEnd !== this.stackStart) this.noteCallStack(args, kind);
       profile.slices.push(
-        instant ? SliceKind.Instant : this.kindOf(this.catId),
+        kind,
         track,
         this.relativeNs(),
         dur,
@@ -1129,8 +1162,10 @@ class TraceParser {
     const start = this.relativeNs();
     if (begin) {
       const args = this.argsStart >= 0 && this.argsEnd - this.argsStart > 2 ? this.storeArgs(buf) : -1;
+      const kind = this.kindOf(this.catId);
+      if (this.stackStart !== -1 && this.stackEnd !== this.stackStart) this.noteCallStack(args, kind);
       const slice = this.profile.slices.push(
-        this.kindOf(this.catId),
+        kind,
         track,
         start,
         0,
@@ -1146,6 +1181,21 @@ class TraceParser {
       if (slice !== undefined)
         this.profile.slices.dur[slice] = Math.max(0, start - this.profile.slices.start[slice]);
     }
+  }
+
+  /**
+   * An op's "Call stack", by where it lies in the op's stored args: its user frames become the op's site (by
+   * External id, as sites.json gives them). Read after the last event, away from the parsing loop.
+   */
+  private noteCallStack(args: number, kind: SliceKind): void {
+    if (!isOpKind(kind) || Number.isNaN(this.externalId) || args < 0) return;
+    const string = this.stackStart >= 0;
+    this.callStacks.note(
+      args,
+      string ? this.stackStart - this.argsStart : -1,
+      string ? this.stackEnd - this.stackStart : 0,
+      this.externalId,
+    );
   }
 
   private storeArgs(buf: Uint8Array): number {

@@ -6,6 +6,7 @@ import {
   type ColumnSpec,
 } from '../shared/columns';
 import type { SliceKind, TrackKind } from '../shared/kinds';
+import type { SourceFrameKind } from '../shared/stats';
 import { StringTable } from './strings';
 
 // What a slice and a track are is defined once, with the timeline payload's shapes (the webview reads the kinds).
@@ -18,6 +19,7 @@ export {
   SliceKind,
   type TrackKind,
 } from '../shared/kinds';
+export type { SourceFrameKind } from '../shared/stats';
 
 export interface Track {
   readonly id: number;
@@ -283,15 +285,6 @@ export class FlowTable {
 }
 
 /** One frame of a user's call site: an absolute (or trace-relative) file path, a 1-based line, the function. */
-/** How a source frame was found, when it is not simply the exact line of the expression that called. */
-export type SourceFrameKind =
-  /** Only the function is known (the op ran in it, on no line the capture could tell): `line` is its def line. */
-  | 'function'
-  /** Autograd ops: charged to the line that called backward() (the engine runs them with no Python frame). */
-  | 'backward'
-  /** A `file(line)` frame the trace itself carries (the `Call stack` arg of 2021-era traces). */
-  | 'trace';
-
 export interface SourceFrame {
   file: string;
   /** 1-based. */

@@ -22,18 +22,53 @@ export interface KernelStat {
   topOp: string;
 }
 
-export interface LineStat {
-  file: string;
-  line: number;
-  function: string;
-  /** true when the line is the exact call site (capture agent's sites.json); false: the function's def line. */
-  exact: boolean;
+/** How a source frame was found, when it is not simply the exact line of the expression that called. */
+export type SourceFrameKind =
+  /** Only the function is known (the op ran in it, on no line the capture could tell): `line` is its def line. */
+  | 'function'
+  /** Autograd ops: charged to the line that called backward() (the engine runs them with no Python frame). */
+  | 'backward'
+  /** A `file(line)` frame the trace itself carries (the `Call stack` arg of 2021-era traces). */
+  | 'trace';
+
+/** An op name under a line: its calls' CPU wall time and the device time they launched, child ops included. */
+export interface LineOpStat {
+  name: string;
+  calls: number;
   cpuNs: number;
   deviceNs: number;
-  /** Top-level ops attributed to the line. */
+}
+
+export interface LineKernelStat {
+  name: string;
+  count: number;
+  totalNs: number;
+}
+
+/**
+ * One source line, keyed by (file, line, kind). `self`: the ops whose innermost user frame is this line. `total`
+ * (with callees): every op with this line anywhere in its call-site chain, counted once per line even when the
+ * line recurs in the chain. Without call sites the two are equal.
+ */
+export interface LineStat {
+  file: string;
+  /** 1-based; the function's def line when kind is 'function'. */
+  line: number;
+  function: string;
+  /** 1-based column of the leftmost expression on the line that ran ops, where the capture knows it. */
+  column?: number;
+  /** Absent: the exact line of the expression that called. */
+  kind?: SourceFrameKind;
+  /** true unless kind is 'function' (kept for readers of the older shape). */
+  exact: boolean;
+  cpuSelfNs: number;
+  cpuTotalNs: number;
+  deviceSelfNs: number;
+  deviceTotalNs: number;
+  /** Top-level op calls made from the line itself (self). */
   ops: number;
-  /** Op names under this line with their device and CPU time, largest device time first. */
-  topOps: { name: string; cpuNs: number; deviceNs: number; calls: number }[];
-  /** Kernel names launched from this line with their time, largest first. */
-  topKernels: { name: string; count: number; totalNs: number }[];
+  /** The line's own top-level ops by name, largest device time first (then CPU time). */
+  topOps: LineOpStat[];
+  /** Device events launched by the line's own ops, by name, largest time first. */
+  topKernels: LineKernelStat[];
 }

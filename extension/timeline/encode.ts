@@ -6,8 +6,10 @@ import * as path from 'node:path';
 import type { Analysis } from '../analysis/types';
 import type { Profile, Track } from '../model/profile';
 import {
+  buildLanes,
   PROTOCOL_VERSION,
   packTimeline,
+  type LaneColumns,
   type TimelineColumns,
   type TimelinePayload,
   type TimelineTrack,
@@ -19,6 +21,7 @@ import {
   type SliceColumns,
 } from '../shared/columns';
 import { isDeviceKind, isLaunchKind } from '../shared/kinds';
+import { isProfilerFile, profilerFrames, type ProfilerFrames } from './profilerFrames';
 
 export interface EncodeOptions {
   /** Panel title; defaults to the profile's file name. */
@@ -70,7 +73,8 @@ export function encodeTimeline(
   const n = profile.slices.length;
   const ordered = orderTracks(profile.tracks);
   const tracks = ordered.map(timelineTrack);
-  const lanes = encodeLanes(profile, ordered, tracks);
+  const frames = profilerFrames(profile);
+  const lanes = encodeLanes(profile, ordered, tracks, frames);
   const { startNs, endNs } = timeSpan(profile);
   // Args stay UTF-8 bytes end to end (the arena already holds the texts back to back): the webview decodes one
   // object when the details panel shows it.
@@ -82,6 +86,7 @@ export function encodeTimeline(
     opOf: Int32Array.from(analysis.opOf.subarray(0, n)),
     runtimeOf: Int32Array.from(analysis.runtimeOf.subarray(0, n)),
     site: siteColumn(analysis, n),
+    profilerFrames: frames.frames,
     ...lanes,
     ...encodeFlows(profile, analysis),
   };
@@ -96,13 +101,8 @@ export function encodeTimeline(
       sliceCount: n,
       strings: [...profile.strings.all()],
       tracks,
-      sites: analysis.lines.map((l) => ({
-        file: l.file,
-        line: l.line,
-        function: l.function,
-        exact: l.exact,
-      })),
       tables: { ops: analysis.ops, kernels: analysis.kernels, lines: analysis.lines },
+      profilerLines: profilerLines(analysis),
       warnings: profile.warnings.map((w) => w.message),
       linking: `${analysis.externalIdTrusted ? 'External id' : 'enclosure'}: ${analysis.trustReason}`,
     },
@@ -131,87 +131,41 @@ function sliceColumns(profile: Profile): SliceColumns {
   return columns as SliceColumns;
 }
 
-type LaneColumns = Pick<TimelineColumns, 'laneOrder' | 'laneTrack' | 'laneDepth' | 'laneOffset'>;
-
 /**
- * Lanes: (track, depth) rows in display order. Counting sort by lane, then by start inside each lane (the
- * importer usually emits slices in time order per track, so most lanes need no sort at all). Sets each track's
- * maxDepth to the deepest lane it has.
+ * The lanes with the profiler's frames hidden (what the timeline shows first): they are left out, and what they
+ * enclose moves up a lane per frame. Sets each track's maxDepth to its deepest lane.
  */
-function encodeLanes(profile: Profile, ordered: readonly Track[], tracks: TimelineTrack[]): LaneColumns {
-  const slices = profile.slices;
-  const n = slices.length;
-  let trackIds = 1;
-  for (const t of profile.tracks) trackIds = Math.max(trackIds, t.id + 1);
-  const trackRank = new Int32Array(trackIds).fill(-1);
-  ordered.forEach((t, rank) => (trackRank[t.id] = rank));
-  const laneBase = laneBases(profile, ordered, trackRank, tracks);
-  const laneCount = laneBase[ordered.length];
-  const laneTrack = new Uint32Array(laneCount);
-  const laneDepth = new Uint16Array(laneCount);
-  for (let rank = 0; rank < ordered.length; rank++) {
-    for (let d = 0; laneBase[rank] + d < laneBase[rank + 1]; d++) {
-      laneTrack[laneBase[rank] + d] = ordered[rank].id;
-      laneDepth[laneBase[rank] + d] = d;
-    }
-  }
-  const laneOf = new Int32Array(n);
-  const laneOffset = new Uint32Array(laneCount + 1);
-  for (let i = 0; i < n; i++) {
-    const rank = trackRank[slices.track[i]];
-    const lane = rank < 0 ? -1 : laneBase[rank] + slices.depth[i];
-    laneOf[i] = lane;
-    if (lane >= 0) laneOffset[lane + 1]++;
-  }
-  for (let l = 0; l < laneCount; l++) laneOffset[l + 1] += laneOffset[l];
-  const cursor = laneOffset.slice(0, laneCount);
-  const laneOrder = new Int32Array(laneOffset[laneCount]);
-  for (let i = 0; i < n; i++) if (laneOf[i] >= 0) laneOrder[cursor[laneOf[i]]++] = i;
-  sortLanesByStart(laneOrder, laneOffset, slices.start);
-  return { laneOrder, laneTrack, laneDepth, laneOffset };
-}
-
-/**
- * The first lane of each track in display order (ordered.length + 1 entries), one lane per depth. maxDepth can
- * be stale on a hand-built profile: it is taken from the data when larger (and written back to `tracks`).
- */
-function laneBases(
+function encodeLanes(
   profile: Profile,
   ordered: readonly Track[],
-  trackRank: Int32Array,
   tracks: TimelineTrack[],
-): Uint32Array {
-  const slices = profile.slices;
-  const depthSeen = new Uint16Array(ordered.length);
-  for (let i = 0; i < slices.length; i++) {
-    const rank = trackRank[slices.track[i]];
-    if (rank >= 0 && slices.depth[i] > depthSeen[rank]) depthSeen[rank] = slices.depth[i];
-  }
-  const laneBase = new Uint32Array(ordered.length + 1);
-  for (let rank = 0; rank < ordered.length; rank++) {
-    const depth = Math.max(ordered[rank].maxDepth, depthSeen[rank]);
-    laneBase[rank + 1] = laneBase[rank] + depth + 1;
-    tracks[rank].maxDepth = depth;
-  }
-  return laneBase;
+  frames: ProfilerFrames,
+): LaneColumns {
+  const { track, start, length: count } = profile.slices;
+  const { maxDepth, ...lanes } = buildLanes(ordered, {
+    count,
+    track,
+    start,
+    depth: frames.depth,
+    skip: frames.mask,
+  });
+  tracks.forEach((t, rank) => (t.maxDepth = maxDepth[rank]));
+  return lanes;
 }
 
-function sortLanesByStart(laneOrder: Int32Array, laneOffset: Uint32Array, start: Float64Array): void {
-  for (let l = 0; l + 1 < laneOffset.length; l++) {
-    const from = laneOffset[l];
-    const to = laneOffset[l + 1];
-    let sorted = true;
-    for (let k = from + 1; k < to; k++) {
-      if (start[laneOrder[k]] < start[laneOrder[k - 1]]) {
-        sorted = false;
-        break;
-      }
-    }
-    if (!sorted) laneOrder.subarray(from, to).sort((a, b) => start[a] - start[b] || a - b);
-  }
+/** The lines of the analysis that are in the profiler's own files. */
+function profilerLines(analysis: Analysis): number[] {
+  const lines: number[] = [];
+  analysis.lines.forEach((line, index) => {
+    if (isProfilerFile(line.file)) lines.push(index);
+  });
+  return lines;
 }
 
-/** Source sites: ops have their own; device slices and runtime calls inherit their launching op's. */
+/**
+ * Source lines, from the one line attribution (analysis.lineOf into analysis.lines, what the editor's hovers
+ * show): a slice's own line, else its launching op's (device slices and runtime calls).
+ */
 function siteColumn(analysis: Analysis, n: number): Int32Array {
   const site = new Int32Array(n).fill(-1);
   for (let i = 0; i < n; i++) {

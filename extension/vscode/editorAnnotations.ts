@@ -158,6 +158,31 @@ function realPath(file: string): string | undefined {
   }
 }
 
+/** Characters a glob reads as patterns, each written as a one-character class so a file name matches as itself. */
+function globLiteral(name: string): string {
+  return name.replace(/[[\]{}*?!,]/g, (c) => `[${c}]`);
+}
+
+/**
+ * The file here that a path of the profile names: the path itself when it exists, otherwise a workspace file
+ * that the editor's own matching (lookupFile) ties to the same profiled file.
+ */
+async function localFileOf(loaded: LoadedProfile, file: string): Promise<vscode.Uri | undefined> {
+  if (realPath(file) !== undefined) return vscode.Uri.file(file);
+  const wanted = loaded.index.files.get(normalizePath(file));
+  if (!wanted) return undefined;
+  const name = file.split(/[\\/]/).pop() ?? '';
+  if (name === '') return undefined;
+  const candidates = await vscode.workspace.findFiles(`**/${globLiteral(name)}`, '**/node_modules/**', 200);
+  return candidates.find(
+    (uri) =>
+      lookupFile(loaded.index, uri.fsPath, {
+        workspaceFolder: vscode.workspace.getWorkspaceFolder(uri)?.uri.fsPath,
+        realPath,
+      }) === wanted,
+  );
+}
+
 /** Profiles kept for switching from the status bar. */
 const MAX_PROFILES = 5;
 
@@ -414,6 +439,23 @@ export function registerEditorAnnotations(context: vscode.ExtensionContext): voi
       const hit = entryOf(args);
       if (!hit) return;
       revealSlices(context, hit.loaded, hit.entry.slices);
+    }),
+    vscode.commands.registerCommand('flagos.openProfiledLine', async (args?: LineArgs) => {
+      const loaded = state.active;
+      if (!loaded || !args || typeof args.file !== 'string' || !Number.isInteger(args.line)) return;
+      const uri = await localFileOf(loaded, args.file);
+      if (!uri) {
+        void vscode.window.showWarningMessage(
+          `FlagOS: ${labelText(path.basename(args.file))} is not in this workspace (the profile names ${labelText(args.file, Infinity)}).`,
+        );
+        return;
+      }
+      const document = await vscode.workspace.openTextDocument(uri);
+      // The line as profiled, where it is now if the file was edited since.
+      const followed = (await state.annotations(document))?.currentLineOf(args.line) ?? -1;
+      const line = Math.min(followed >= 0 ? followed : args.line - 1, document.lineCount - 1);
+      const at = new vscode.Range(Math.max(0, line), 0, Math.max(0, line), 0);
+      await vscode.window.showTextDocument(document, { selection: at });
     }),
     vscode.commands.registerCommand('flagos.showFunctionInTimeline', (args?: FunctionArgs) => {
       const loaded = state.active;

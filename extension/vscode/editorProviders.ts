@@ -14,7 +14,7 @@ import {
 import { commandUri, markdownText, visibleText } from '../shared/text';
 import type { DocumentAnnotations, EditorAnnotations } from './editorAnnotations';
 
-const HOVER_COMMANDS = ['flagos.showLineInTimeline', 'flagos.showLineKernels'];
+const HOVER_COMMANDS = ['flagos.showLineInTimeline', 'flagos.showLineKernels', 'flagos.openProfiledLine'];
 
 function setting(name: 'hover' | 'gutterHeat' | 'inlineText' | 'codeLens'): boolean {
   return vscode.workspace.getConfiguration('flagos').get<boolean>(name, true);
@@ -87,6 +87,7 @@ class HeatDecorations implements vscode.Disposable {
         const line = annotations.currentLineOf(entry.line);
         if (line < 0 || line >= lineCount) continue;
         const range = new vscode.Range(line, 0, line, 0);
+        // Heat and inline text show one quantity, the total with callees (see heatLevel).
         const level = heatLevel(index, entry);
         if (showHeat && level >= 0) (dim ? stale : heat[level]).push(range);
         if (showInline && (entry.deviceTotalNs > 0 || entry.cpuTotalNs > 0)) {
@@ -183,6 +184,7 @@ export function registerEditorProviders(context: vscode.ExtensionContext, state:
               profileLabel: annotations.loaded.label,
               showInTimeline: commandUri('flagos.showLineInTimeline', args),
               showKernels: commandUri('flagos.showLineKernels', args),
+              openLine: (file, line) => commandUri('flagos.openProfiledLine', { file, line }),
               staleMessage: annotations.staleMessage,
             }),
           );

@@ -154,7 +154,7 @@ class TimelinePanel {
         break;
       case 'openSource': {
         try {
-          await openSourceAt(message.file, message.line, this.source);
+          await openSourceAt(message.file, message.line, this.source, message.column);
           this.post({ type: 'reply', inReplyTo: message.requestId, ok: true });
         } catch (error) {
           const text = oneLine(error);
@@ -178,7 +178,7 @@ class TimelinePanel {
 }
 
 /** Opens a source site: absolute paths as they are; relative ones against the workspace, then the trace's folder. */
-async function openSourceAt(file: string, line: number, traceSource: string): Promise<void> {
+async function openSourceAt(file: string, line: number, traceSource: string, column?: number): Promise<void> {
   const candidates: string[] = [];
   if (path.isAbsolute(file)) candidates.push(file);
   else {
@@ -195,7 +195,10 @@ async function openSourceAt(file: string, line: number, traceSource: string): Pr
     throw new Error(
       `${file}:${line}: the source file is not on this machine (looked in ${candidates.join(', ')})`,
     );
-  const position = new vscode.Position(Math.max(0, line - 1), 0);
+  const position = new vscode.Position(
+    Math.max(0, line - 1),
+    column !== undefined ? Math.max(0, column - 1) : 0,
+  );
   await vscode.window.showTextDocument(vscode.Uri.file(found), {
     selection: new vscode.Range(position, position),
     viewColumn: vscode.ViewColumn.One,

@@ -7,9 +7,10 @@ import * as path from 'node:path';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { analyze } from '../../extension/analysis/analyze';
+import { reindex } from '../../extension/import/finish';
 import { importTrace } from '../../extension/import/kineto';
-import { SliceKind } from '../../extension/model/profile';
-import { packTimeline, type TimelinePayload } from '../../extension/protocol';
+import { Profile, SliceKind } from '../../extension/model/profile';
+import { packTimeline, type TimelinePayload, type TimelineSite } from '../../extension/protocol';
 import { encodeTimeline } from '../../extension/timeline/encode';
 import { buildReportHtml, type WebviewBundle } from '../../extension/timeline/report';
 import type { WebviewToHost } from '../../extension/protocol';
@@ -36,7 +37,14 @@ interface Chosen {
   slice: number;
   name: string;
   opName: string;
-  site: { file: string; line: number } | undefined;
+  site: TimelineSite | undefined;
+}
+
+/** The details' Source as the page should write it: path, line, column where known, and how it was found. */
+function sourceText(site: TimelineSite): string {
+  const label = { function: 'function level', backward: 'backward', trace: 'from the trace' };
+  const where = `${site.file}:${site.line}${site.column !== undefined ? `:${site.column}` : ''}`;
+  return `${where} ${site.function}() · ${site.kind ? label[site.kind] : 'call site'}`;
 }
 
 function escapeRegex(text: string): string {
@@ -65,7 +73,7 @@ function chooseKernel(payload: TimelinePayload, wantSource: boolean): Chosen & {
     );
     if (position < 0 || (best && best.position <= position)) continue;
     const slice = slices[position];
-    const site = c.site[slice] >= 0 ? payload.header.sites[c.site[slice]] : undefined;
+    const site = c.site[slice] >= 0 ? payload.header.tables.lines[c.site[slice]] : undefined;
     best = { slice, name: strings[c.name[slice]], opName: strings[c.name[c.opOf[slice]]], site, position };
   }
   if (!best) throw new Error('no kernel with a launching op in this trace');
@@ -185,9 +193,11 @@ describe.each(CASES)('timeline report of $label ($file)', ({ label, file, hasSou
       expect(orangeAfter).toBeGreaterThan(orangeBefore + 10);
       await page.screenshot({ path: path.join(ARTIFACTS, `webview-${label}-kernel.png`) });
 
-      // The source link posts the launching op's file and line to the host.
+      // The source is the launching op's line in the one attribution (the hover's), named with how it was found;
+      // its link posts the file and line to the host.
       if (hasSource) {
         expect(chosen.site).toBeDefined();
+        expect(details).toContain(sourceText(chosen.site!));
         await page.locator('#details-source').click();
         const posted = await page.evaluate(() => window.flagprofHostMessages ?? []);
         const open = posted.filter(
@@ -304,6 +314,191 @@ describe('timeline interaction', () => {
       );
       await expect.poll(() => page.locator('[role=alert]').innerText()).toContain(message);
       await page.screenshot({ path: path.join(ARTIFACTS, 'webview-error.png') });
+    } finally {
+      await page.close();
+    }
+  });
+});
+
+const USER = '/home/user/proj/model.py';
+
+/**
+ * A Profile Current File session's thread: runpy and the capture agent run the user's module, whose forward()
+ * calls a matmul at model.py:40:12 that launches a kernel; torch.profiler's own call at the end.
+ */
+function sessionPayload(): { payload: TimelinePayload; slices: Record<string, number> } {
+  const profile = new Profile('/sessions/run/trace.json.gz');
+  const s = profile.strings;
+  const unsized = { threadSortIndex: 0, sliceCount: 0, maxDepth: 0 };
+  profile.tracks.push(
+    {
+      ...unsized,
+      id: 0,
+      pid: '100',
+      tid: '1',
+      kind: 'cpu',
+      name: 'python',
+      processName: 'python',
+      processSortIndex: 0,
+    },
+    {
+      ...unsized,
+      id: 1,
+      pid: '0',
+      tid: '7',
+      kind: 'device',
+      name: 'stream 7',
+      processName: 'GPU 0',
+      processSortIndex: 1,
+    },
+  );
+  const slices: Record<string, number> = {};
+  const category: Partial<Record<SliceKind, string>> = {
+    [SliceKind.PythonFunction]: 'python_function',
+    [SliceKind.CpuOp]: 'cpu_op',
+    [SliceKind.Runtime]: 'cuda_runtime',
+    [SliceKind.Kernel]: 'kernel',
+  };
+  const push = (key: string, kind: SliceKind, track: number, start: number, dur: number, name: string) => {
+    const cat = s.intern(category[kind] ?? '');
+    // The launch and its kernel share a correlation id; all three carry the matmul's External id.
+    const correlation = kind === SliceKind.Runtime || kind === SliceKind.Kernel ? 77 : NaN;
+    const externalId = kind === SliceKind.PythonFunction ? NaN : 5;
+    slices[key] = profile.slices.push(
+      kind,
+      track,
+      start,
+      dur,
+      s.intern(name),
+      cat,
+      correlation,
+      externalId,
+      -1,
+    );
+  };
+  const frame = (key: string, start: number, dur: number, name: string) =>
+    push(key, SliceKind.PythonFunction, 0, start, dur, name);
+  frame('runModule', 0, 100_000, '<frozen runpy>(198): _run_module_as_main');
+  frame('runCode', 100, 99_800, '<frozen runpy>(88): _run_code');
+  frame('agentMain', 200, 99_600, '/opt/flagprof_agent/__main__.py(483): main');
+  frame('module', 1_000, 80_000, `${USER}(1): <module>`);
+  frame('forward', 2_000, 50_000, `${USER}(16): forward`);
+  push('matmul', SliceKind.CpuOp, 0, 3_000, 30_000, 'aten::matmul');
+  push('launch', SliceKind.Runtime, 0, 4_000, 5_000, 'cudaLaunchKernel');
+  push('kernel', SliceKind.Kernel, 1, 10_000, 20_000, 'ampere_sgemm_128x64_tn');
+  frame('profilerCall', 85_000, 10_000, 'torch/profiler/profiler.py(538): add_metadata_json');
+  profile.sites = new Map([[5, [{ file: USER, line: 40, column: 12, function: 'forward' }]]]);
+  profile.eventCount = profile.slices.length;
+  reindex(profile);
+  return { payload: encodeTimeline(profile, analyze(profile), { title: 'session' }), slices };
+}
+
+describe("the profiler's own frames in the timeline", () => {
+  it('are hidden and counted, shown by the toggle; the details and the Lines table name the line with its column', async () => {
+    const { payload, slices } = sessionPayload();
+    const page = await openReport(
+      browser,
+      buildReportHtml(packTimeline(payload), 'session', bundle),
+      'webview-profiler-frames',
+    );
+    try {
+      const count = page.locator('#profiler-frames-count');
+      expect(await count.innerText()).toBe('4 profiler frames hidden');
+      const laneOf = (slice: number) =>
+        page.evaluate((s) => window.flagprofTimeline!.model.laneOfSlice[s], slice);
+      const rowsHeight = () => page.evaluate(() => window.flagprofTimeline!.view.viewport.contentHeight);
+      expect(await laneOf(slices.agentMain)).toBe(-1);
+      const hiddenHeight = await rowsHeight();
+      expect(await page.evaluate(() => window.flagprofTimeline!.search('runpy'))).toBe(0);
+
+      // The kernel's source: the matmul's call site, with its column; the link posts both.
+      await page.evaluate((s) => window.flagprofTimeline!.select(s), slices.kernel);
+      const details = await page.locator('#details').innerText();
+      expect(details).toContain(`${USER}:40:12 forward() · call site`);
+      await page.locator('#details-source').click();
+      const posted = await page.evaluate(() => window.flagprofHostMessages ?? []);
+      expect(posted.filter((m) => m.type === 'openSource')).toEqual([
+        { type: 'openSource', requestId: 1, file: USER, line: 40, column: 12 },
+      ]);
+
+      // The Lines table: the line with its column, self and total device and CPU time, sortable.
+      await page.locator('vscode-tab-header', { hasText: 'Lines' }).click();
+      const lines = page.locator('.vtable[aria-label=Lines]');
+      const titles = await lines.locator('.vtable-header .vtable-cell').allInnerTexts();
+      expect(titles).toEqual([
+        'Source',
+        'Function',
+        'Device self',
+        'Device total',
+        'CPU self',
+        'CPU total',
+        'Ops',
+        'Site',
+      ]);
+      const row = lines.locator('.vtable-body .vtable-row', { hasText: 'model.py:40:12' });
+      expect(await row.locator('.vtable-cell').nth(7).innerText()).toBe('call site');
+      await lines.locator('.vtable-header .vtable-cell', { hasText: 'Device total' }).click();
+      expect(await lines.locator('.vtable-header .vtable-cell').nth(3).getAttribute('aria-sort')).toBe(
+        'descending',
+      );
+      await page.screenshot({ path: path.join(ARTIFACTS, 'webview-profiler-frames-hidden.png') });
+
+      // The toggle shows them at their own depths, and search finds them.
+      await page.locator('#profiler-frames').click();
+      await expect.poll(() => count.innerText()).toBe('4 profiler frames shown');
+      expect(await laneOf(slices.agentMain)).toBeGreaterThanOrEqual(0);
+      expect(await rowsHeight()).toBeGreaterThan(hiddenHeight);
+      expect(await page.evaluate(() => window.flagprofTimeline!.search('runpy'))).toBe(2);
+      expect(await page.evaluate(() => window.flagprofTimeline!.view.selected)).toBe(slices.kernel);
+      await page.screenshot({ path: path.join(ARTIFACTS, 'webview-profiler-frames-shown.png') });
+      await page.locator('#profiler-frames').click();
+      await expect.poll(() => count.innerText()).toBe('4 profiler frames hidden');
+      expect(await laneOf(slices.agentMain)).toBe(-1);
+    } finally {
+      await page.close();
+    }
+  });
+});
+
+describe("the profiler's own lines in the Lines table", () => {
+  it('are hidden with its frames and shown with them', async () => {
+    // An imported trace from Python on Windows: no call sites, and a runpy the attribution takes for user code.
+    const profile = new Profile('trace.json');
+    const s = profile.strings;
+    profile.tracks.push({
+      id: 0,
+      pid: '1',
+      tid: '1',
+      kind: 'cpu',
+      name: 'python',
+      processName: 'python',
+      processSortIndex: 0,
+      threadSortIndex: 0,
+      sliceCount: 0,
+      maxDepth: 0,
+    });
+    const py = s.intern('python_function');
+    const push = (kind: SliceKind, start: number, dur: number, name: string, cat: number, ext = NaN) =>
+      profile.slices.push(kind, 0, start, dur, s.intern(name), cat, NaN, ext, -1);
+    push(SliceKind.PythonFunction, 0, 100_000, 'C:\\Python310\\Lib\\runpy.py(86): _run_code', py);
+    push(SliceKind.PythonFunction, 1_000, 90_000, 'C:\\work\\train.py(3): step', py);
+    push(SliceKind.CpuOp, 2_000, 50_000, 'aten::add', s.intern('cpu_op'), 1);
+    profile.eventCount = profile.slices.length;
+    reindex(profile);
+    const payload = encodeTimeline(profile, analyze(profile), { title: 'windows' });
+    const page = await openReport(
+      browser,
+      buildReportHtml(packTimeline(payload), 'windows', bundle),
+      'webview-profiler-lines',
+    );
+    try {
+      await page.locator('vscode-tab-header', { hasText: 'Lines' }).click();
+      const sources = () =>
+        page.locator('.vtable[aria-label=Lines] .vtable-body .vtable-row .col-0').allInnerTexts();
+      expect(await sources()).toEqual(['train.py:3']);
+      expect(await page.locator('#profiler-frames-count').innerText()).toBe('1 profiler frame hidden');
+      await page.locator('#profiler-frames').click();
+      await expect.poll(async () => (await sources()).sort()).toEqual(['runpy.py:86', 'train.py:3']);
     } finally {
       await page.close();
     }

@@ -193,9 +193,37 @@ describe('kernels and lines', () => {
     ]);
     const a = analyze(p);
     const lines = buildSummary(a).lines;
+    const fields = { kind: 'function', exact: false };
     expect(lines).toEqual([
-      { file: 'model.py', line: 40, function: 'forward', exact: false, cpu_us: 100, device_us: 40, ops: 1 },
-      { file: 'train.py', line: 10, function: 'step', exact: false, cpu_us: 50, device_us: 0, ops: 1 },
+      {
+        file: 'model.py',
+        line: 40,
+        function: 'forward',
+        ...fields,
+        cpu_us: 100,
+        device_us: 40,
+        cpu_self_us: 100,
+        cpu_total_us: 100,
+        device_self_us: 40,
+        device_total_us: 40,
+        ops: 1,
+        top_ops: [{ name: 'aten::linear', calls: 1, cpu_us: 100, device_us: 40 }],
+      },
+      // step() runs forward(): its total includes forward's ops, its self only its own aten::relu.
+      {
+        file: 'train.py',
+        line: 10,
+        function: 'step',
+        ...fields,
+        cpu_us: 50,
+        device_us: 0,
+        cpu_self_us: 50,
+        cpu_total_us: 150,
+        device_self_us: 0,
+        device_total_us: 40,
+        ops: 1,
+        top_ops: [{ name: 'aten::relu', calls: 1, cpu_us: 50, device_us: 0 }],
+      },
     ]);
     expect(a.lines[0].topKernels).toEqual([{ name: 'gemm', count: 1, totalNs: 40000 }]);
   });
@@ -215,9 +243,57 @@ describe('kernels and lines', () => {
         exact: true,
         cpu_us: 100,
         device_us: 0,
+        cpu_self_us: 100,
+        cpu_total_us: 100,
+        device_self_us: 0,
+        device_total_us: 0,
         ops: 1,
+        top_ops: [{ name: 'aten::softmax', calls: 1, cpu_us: 100, device_us: 0 }],
       },
     ]);
+  });
+
+  it('gives every line of a call chain its total with callees, and the innermost line its self time', () => {
+    const p = profileOf([
+      op('aten::linear', 100, 50, 1),
+      op('aten::addmm', 105, 40, 2),
+      launch(110, 10, 2),
+      kernel('gemm', 200, 30, 10, 2),
+      op('aten::relu', 300, 20, 3),
+      launch(305, 11, 3),
+      kernel('relu_kernel', 400, 5, 11, 3),
+    ]);
+    const model = { file: '/u/model.py', line: 7, function: 'forward', column: 16 };
+    const train = (column: number) => ({ file: '/u/train.py', line: 3, function: '<module>', column });
+    // linear (and addmm, by its enclosing op) in model.py:7 called from train.py:3; relu on train.py:3 itself.
+    p.sites = new Map([
+      [1, [model, train(9)]],
+      [3, [train(5)]],
+    ]);
+    const a = analyze(p);
+    const row = (file: string) => a.lines.find((l) => l.file === file)!;
+    expect(row('/u/model.py')).toMatchObject({
+      cpuSelfNs: 50_000,
+      cpuTotalNs: 50_000,
+      deviceSelfNs: 30_000,
+      deviceTotalNs: 30_000,
+      ops: 1,
+      column: 16,
+    });
+    expect(row('/u/model.py').kind).toBeUndefined();
+    expect(row('/u/train.py')).toMatchObject({
+      cpuSelfNs: 20_000,
+      cpuTotalNs: 70_000,
+      deviceSelfNs: 5_000,
+      deviceTotalNs: 35_000,
+      ops: 1,
+      column: 5,
+      topOps: [{ name: 'aten::relu', calls: 1, cpuNs: 20_000, deviceNs: 5_000 }],
+      topKernels: [{ name: 'relu_kernel', count: 1, totalNs: 5_000 }],
+    });
+    // Each op's own line, for the timeline's site column: addmm inherits linear's.
+    expect(a.lines[a.lineOf[indexOf(p, 'aten::addmm')]].file).toBe('/u/model.py');
+    expect(a.lines[a.lineOf[indexOf(p, 'aten::relu')]].file).toBe('/u/train.py');
   });
 });
 

@@ -87,3 +87,70 @@ describe('truncated and mutated real traces', () => {
     );
   });
 });
+
+describe('Call stack args (2021 traces)', () => {
+  const userFiles = ['train.py', 'src/my model (v2).py', 'C:\\work\\main.py', 'café/ü.py'];
+  const libraryFiles = [
+    '/env/lib/python3.10/site-packages/torch/nn/modules/module.py',
+    '/usr/lib/python3.8/runpy.py',
+    '/src/pytorch/torch/autograd/grad_mode.py',
+    '/opt/conda/lib/python3.7/dist-packages/torchvision/transforms.py',
+  ];
+  const frame = fc.record({
+    user: fc.boolean(),
+    pick: fc.nat(3),
+    line: fc.integer({ min: 0, max: 100000 }),
+    function: fc.stringMatching(/^[A-Za-z_<>][\w<> .]{0,10}$/),
+  });
+  const stack = fc.oneof(
+    { weight: 4, arbitrary: fc.array(frame, { maxLength: 6 }) },
+    { weight: 1, arbitrary: fc.string({ maxLength: 30 }) },
+  );
+
+  it('each op gets exactly its user frames, or its stack counts in the one warning, whatever the chunks', () => {
+    fc.assert(
+      fc.property(
+        fc.array(stack, { minLength: 1, maxLength: 12 }),
+        fc.integer({ min: 1, max: 400 }),
+        (stacks, chunk) => {
+          const expected = new Map<
+            number,
+            { file: string; line: number; function: string; kind: 'trace' }[]
+          >();
+          const events = stacks.map((s, ext) => {
+            let text: string;
+            if (typeof s === 'string') text = s;
+            else {
+              text = s
+                .map((f) => `${(f.user ? userFiles : libraryFiles)[f.pick]}(${f.line}): ${f.function}`)
+                .join(';');
+              const user = s
+                .filter((f) => f.user)
+                .map((f) => ({
+                  file: userFiles[f.pick],
+                  line: f.line,
+                  function: f.function,
+                  kind: 'trace' as const,
+                }));
+              if (user.length > 0) expected.set(ext, user);
+            }
+            const args = { 'External id': ext, 'Call stack': text };
+            return { ph: 'X', cat: 'cpu_op', name: 'op', pid: 1, tid: 1, ts: ext * 10, dur: 5, args };
+          });
+          const bytes = new TextEncoder().encode(JSON.stringify({ traceEvents: events }));
+          const profile = importTraceBytes('t.json', bytes, { chunkSize: chunk });
+          const warned = profile.warnings.filter((w) => /Call stack/.test(w.message));
+          expect(warned.length).toBeLessThanOrEqual(1);
+          const malformed = warned.length ? Number(/^(\d+) op/.exec(warned[0].message)![1]) : 0;
+          const sites = profile.sites ?? new Map();
+          // Generated frames always parse: only random text can be malformed, and then it has no site.
+          for (const [ext, chain] of expected) expect(sites.get(ext)).toEqual(chain);
+          const randomText = stacks.filter((s) => typeof s === 'string').length;
+          expect(sites.size - expected.size + malformed).toBeLessThanOrEqual(randomText);
+          expect(malformed).toBeLessThanOrEqual(randomText);
+        },
+      ),
+      { numRuns: 200 },
+    );
+  });
+});

@@ -29,6 +29,9 @@ describe('every real trace imports', () => {
       for (let i = 0; i < profile.slices.length; i++) {
         expect(profile.slices.start[i]).toBeGreaterThanOrEqual(0);
       }
+      // Only the 2021 trace carries Call stacks with frames (2022's are all ""); none is malformed.
+      expect(profile.sites !== undefined).toBe(trace.includes('kineto_tbplugin_2021'));
+      expect(profile.warnings.filter((w) => /Call stack/.test(w.message))).toEqual([]);
     });
   }
 });

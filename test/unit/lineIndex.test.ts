@@ -11,7 +11,9 @@ import {
   lookupFile,
   normalizePath,
 } from '../../extension/analysis/lineIndex';
+import { buildSummary } from '../../extension/analysis/summary';
 import { formatMs } from '../../extension/shared/format';
+import { commandUri } from '../../extension/shared/text';
 import { FILE, makeSynthetic } from '../fixtures/training-loop';
 
 function sum(n: number, f: (i: number) => number): number {
@@ -109,10 +111,37 @@ describe('buildLineIndex with exact call sites', () => {
     expect(md).toContain('[Show in timeline](command:flagos.x?1)');
     expect(md).toContain(`[Show kernels (${N})](command:flagos.y?2)`);
     const md10 = hoverMarkdown(index, file.byLine.get(10)!, { profileLabel: 'p' });
-    // Line 10 only calls the user's forward(): no op of its own, the callee time instead.
-    expect(md10).toContain('In the functions this line calls: device **');
+    // Line 10 only calls the user's forward(): no op of its own, the callee time instead, named as such.
+    expect(md10).toContain(
+      `Total (with callees): Device **${formatMs(sum(N, synthetic.gemmNs))}** · CPU **${formatMs(N * 10_000)}**`,
+    );
+    expect(md10).toContain('Self: no ops of its own');
     expect(md10).not.toContain('0 calls');
     expect(md10).not.toContain('Show in timeline');
+  });
+
+  it('lists the callee lines that spend a line’s time, as links that open the file at that line', () => {
+    const line = (l: number) => file.byLine.get(l)!;
+    expect(line(10).callees).toEqual([
+      { file: FILE, line: 5, function: 'forward', cpuNs: line(5).cpuSelfNs, deviceNs: line(5).deviceSelfNs },
+    ]);
+    // The module line runs everything: its callees are the lines with ops, hottest (device) first.
+    expect(line(20).callees.map((c) => c.line)).toEqual([5, 12, 11]);
+    for (const c of line(20).callees) expect(c.deviceNs).toBe(line(c.line).deviceSelfNs);
+    // A line whose ops are all its own has none.
+    expect(line(5).callees).toEqual([]);
+    const md = hoverMarkdown(index, line(20), {
+      profileLabel: 'p',
+      openLine: (f, l) => commandUri('flagos.openSourceLine', { file: f, line: l }),
+    });
+    expect(md).toContain(
+      `- [train\\.py\\:5](${commandUri('flagos.openSourceLine', { file: FILE, line: 5 })}) \`forward\``,
+    );
+    expect(md.match(/\]\(command:flagos\.openSourceLine\?/g)).toHaveLength(3);
+    // Without a way to open files the lines are text.
+    const plain = hoverMarkdown(index, line(20), { profileLabel: 'p' });
+    expect(plain).toContain('- train\\.py\\:5 `forward`');
+    expect(plain).not.toContain('](');
   });
 });
 
@@ -140,19 +169,26 @@ describe('buildLineIndex without call sites (function level)', () => {
 });
 
 describe('CPU-only profiles', () => {
-  it('heats lines by CPU time when there is no device time', () => {
+  it('heats lines by their CPU total when there is no device time', () => {
     const index = buildLineIndex(makeSynthetic({ iterations: 5, device: false }).analysis);
     const file = lookupFile(index, FILE)!;
     expect(index.hasDevice).toBe(false);
     expect(index.totalDeviceNs).toBe(0);
-    // backward: 15 us self per call, the hottest line.
+    // Per iteration: line 5 spends 10 us of CPU, line 11 6 us, line 12 15 us; the module line 20 runs all 31 us.
+    expect(index.maxLineNs).toBe(5 * 31_000);
+    expect(heatLevel(index, file.byLine.get(20)!)).toBe(4);
+    expect(lineHeat(index, file.byLine.get(12)!)).toBeCloseTo(15 / 31);
     expect(heatLevel(index, file.byLine.get(12)!)).toBe(4);
-    expect(lineHeat(index, file.byLine.get(11)!)).toBeCloseTo(6 / 15);
-    expect(heatLevel(index, file.byLine.get(11)!)).toBe(4); // 0.4 of the hottest: the top decade
-    expect(heatLevel(index, file.byLine.get(10)!)).toBe(-1);
-    expect(heatLevel(index, file.byLine.get(10)!)).toBe(-1);
+    expect(lineHeat(index, file.byLine.get(11)!)).toBeCloseTo(6 / 31);
+    expect(heatLevel(index, file.byLine.get(11)!)).toBe(3);
+    // Line 10 calls forward() and has no op of its own: its heat is forward's time, not nothing.
+    expect(lineHeat(index, file.byLine.get(10)!)).toBeCloseTo(10 / 31);
+    expect(heatLevel(index, file.byLine.get(10)!)).toBe(4);
+    const idle = { ...file.byLine.get(10)!, cpuTotalNs: 0, deviceTotalNs: 0 };
+    expect(heatLevel(index, idle)).toBe(-1);
     expect(inlineText(file.byLine.get(5)!)).toBe('0 ms device · 0.05 ms CPU');
     expect(inlineText(file.byLine.get(5)!, index.hasDevice)).toBe('0.05 ms CPU');
+    expect(inlineText(file.byLine.get(10)!, index.hasDevice)).toBe('0.05 ms CPU');
   });
 });
 
@@ -302,7 +338,7 @@ describe('hover of a CPU-only profile', () => {
   it('shows CPU time and no device column', () => {
     const index = buildLineIndex(makeSynthetic({ iterations: 4, device: false }).analysis);
     const md = hoverMarkdown(index, lookupFile(index, FILE)!.byLine.get(5)!, { profileLabel: 'cpu run' });
-    expect(md).toContain('Device — · CPU **0.04 ms** · 4 calls');
+    expect(md).toContain('Self: Device — · CPU **0.04 ms** · 4 calls');
     expect(md).toContain('| Op | Calls | CPU |');
     expect(md).toContain('| `aten::linear` | 4 | 0.04 ms |');
     expect(md).toContain('No device activity');
@@ -314,7 +350,153 @@ describe('heat scale', () => {
     const index = buildLineIndex(makeSynthetic({ iterations: 1 }).analysis);
     const entry = lookupFile(index, FILE)!.byLine.get(5)!;
     const at = (share: number) =>
-      heatLevel({ ...index, hasDevice: true, maxLineNs: entry.deviceSelfNs / share }, entry);
+      heatLevel({ ...index, hasDevice: true, maxLineNs: entry.deviceTotalNs / share }, entry);
     expect([1, 0.5, 0.1, 0.03, 0.01, 0.002, 0.0001].map(at)).toEqual([4, 4, 3, 2, 1, 0, 0]);
+  });
+});
+
+describe('one attribution: the Lines rows, the hover, the gutter, the inline text and the CodeLens agree', () => {
+  it('every line shows the analysis’s numbers in every view (property over the training loop)', () => {
+    fc.assert(
+      fc.property(
+        fc.integer({ min: 1, max: 12 }),
+        fc.boolean(),
+        fc.boolean(),
+        fc.boolean(),
+        fc.boolean(),
+        (iterations, exact, device, recursion, backward) => {
+          const { analysis } = makeSynthetic({ iterations, exact, device, recursion, backward });
+          const index = buildLineIndex(analysis);
+          const summary = buildSummary(analysis);
+          const us = (ns: number) => Math.round(ns) / 1000;
+          const rowsOfLine = new Map<string, number>();
+          for (const stat of analysis.lines) {
+            const key = `${stat.file}:${stat.line}`;
+            rowsOfLine.set(key, (rowsOfLine.get(key) ?? 0) + 1);
+          }
+          analysis.lines.forEach((stat, l) => {
+            // The CLI's JSON is the same row.
+            expect(summary.lines[l]).toMatchObject({
+              file: stat.file,
+              line: stat.line,
+              cpu_us: us(stat.cpuSelfNs),
+              device_us: us(stat.deviceSelfNs),
+              cpu_total_us: us(stat.cpuTotalNs),
+              device_total_us: us(stat.deviceTotalNs),
+              ops: stat.ops,
+            });
+            const entry = lookupFile(index, stat.file)!.byLine.get(stat.line)!;
+            expect(entry.stats).toContain(stat);
+            if (rowsOfLine.get(`${stat.file}:${stat.line}`)! > 1) return; // merged rows: below
+            expect([entry.cpuSelfNs, entry.deviceSelfNs, entry.cpuTotalNs, entry.deviceTotalNs]).toEqual([
+              stat.cpuSelfNs,
+              stat.deviceSelfNs,
+              stat.cpuTotalNs,
+              stat.deviceTotalNs,
+            ]);
+            expect(entry.calls).toBe(stat.ops);
+            expect(entry.topOps).toEqual(stat.topOps.slice(0, entry.topOps.length));
+            expect(entry.kernels.slice(0, stat.topKernels.length)).toEqual(stat.topKernels);
+            expect(entry.kind).toBe(stat.kind);
+            // Gutter heat and inline text: the same quantity, the total.
+            const heat = device ? stat.deviceTotalNs : stat.cpuTotalNs;
+            expect(lineHeat(index, entry) * index.maxLineNs).toBeCloseTo(heat, 6);
+            expect(inlineText(entry, index.hasDevice)).toBe(
+              device
+                ? `${formatMs(stat.deviceTotalNs)} device · ${formatMs(stat.cpuTotalNs)} CPU`
+                : `${formatMs(stat.cpuTotalNs)} CPU`,
+            );
+            const md = hoverMarkdown(index, entry, { profileLabel: 'p' });
+            expect(md).toContain(
+              `Total (with callees): Device ${device ? `**${formatMs(stat.deviceTotalNs)}**` : '—'}`,
+            );
+            if (stat.ops > 0)
+              expect(md).toContain(`Self: Device ${device ? `**${formatMs(stat.deviceSelfNs)}**` : '—'}`);
+          });
+          // CodeLens: a function's time is the total of a line every op of it passes through.
+          const file = lookupFile(index, FILE)!;
+          const fn = (name: string) => file.functions.find((f) => f.function === name)!;
+          const total = (l: number) => file.byLine.get(l)!;
+          if (exact) {
+            expect([fn('forward').cpuNs, fn('forward').deviceNs]).toEqual([
+              total(5).cpuTotalNs,
+              total(5).deviceTotalNs,
+            ]);
+            expect([fn('<module>').cpuNs, fn('<module>').deviceNs]).toEqual([
+              total(20).cpuTotalNs,
+              total(20).deviceTotalNs,
+            ]);
+          } else {
+            expect(fn('forward').cpuNs).toBe(total(3).cpuTotalNs);
+            expect(fn('step').deviceNs).toBe(total(8).deviceTotalNs);
+          }
+        },
+      ),
+      { numRuns: 40 },
+    );
+  });
+
+  it('counts an op once on a line and in a function that recur in its chain (recursion)', () => {
+    const N = 6;
+    const synthetic = makeSynthetic({ iterations: N, recursion: true });
+    const { analysis } = synthetic;
+    const file = lookupFile(buildLineIndex(analysis), FILE)!;
+    const gemm = sum(N, synthetic.gemmNs);
+    const line4 = analysis.lines.find((l) => l.line === 4)!;
+    expect(line4.cpuSelfNs).toBe(0);
+    expect(line4.deviceTotalNs).toBe(gemm);
+    expect(line4.cpuTotalNs).toBe(N * 10_000);
+    expect(file.byLine.get(4)!.deviceTotalNs).toBe(gemm);
+    expect(file.byLine.get(10)!.deviceTotalNs).toBe(gemm);
+    const forward = file.functions.find((f) => f.function === 'forward')!;
+    expect([forward.deviceNs, forward.kernelCount]).toEqual([gemm, N]);
+    // The line's callee is line 5, once.
+    expect(file.byLine.get(4)!.callees.map((c) => [c.line, c.deviceNs])).toEqual([[5, gemm]]);
+  });
+
+  it('keeps the columns of the expressions, the leftmost where a line has several', () => {
+    const { analysis } = makeSynthetic({ iterations: 2, backward: true });
+    const column = (l: number) => analysis.lines.filter((s) => s.line === l).map((s) => s.column);
+    expect(column(5)).toEqual([12]);
+    expect(column(10)).toEqual([9]);
+    expect(column(20)).toEqual([19]);
+    // Line 12: the exact row knows its column, the backward row does not.
+    expect(analysis.lines.filter((s) => s.line === 12).map((s) => [s.kind, s.column])).toEqual([
+      ['backward', undefined],
+      [undefined, 5],
+    ]);
+    expect(buildSummary(analysis).lines.find((l) => l.line === 10)!.column).toBe(9);
+    expect(lookupFile(buildLineIndex(analysis), FILE)!.byLine.get(12)!.column).toBe(5);
+  });
+
+  it('shows a line with rows of two kinds as one entry: self added, total over the chains once, each named', () => {
+    const N = 4;
+    const synthetic = makeSynthetic({ iterations: N, backward: true });
+    const { analysis } = synthetic;
+    const rows = analysis.lines.filter((s) => s.line === 12);
+    const [autograd, seed] = rows;
+    expect(autograd).toMatchObject({ kind: 'backward', exact: true, ops: N, cpuSelfNs: N * 15_000 });
+    expect(seed.kind).toBeUndefined();
+    expect(seed).toMatchObject({ ops: N, cpuSelfNs: N * 1_000, deviceSelfNs: 0 });
+    const index = buildLineIndex(analysis);
+    const entry = lookupFile(index, FILE)!.byLine.get(12)!;
+    expect(entry.stats).toEqual([autograd, seed]);
+    expect(entry.kind).toBeUndefined();
+    expect(entry.cpuSelfNs).toBe(autograd.cpuSelfNs + seed.cpuSelfNs);
+    expect(entry.cpuTotalNs).toBe(autograd.cpuTotalNs + seed.cpuTotalNs); // disjoint ops: the sum
+    expect(entry.deviceTotalNs).toBe(sum(N, synthetic.backwardKernelNs) + N * 2_000);
+    expect(entry.calls).toBe(2 * N);
+    expect(entry.slices).toHaveLength(2 * N);
+    const md = hoverMarkdown(index, entry, { profileLabel: 'p' });
+    expect(md).toContain(`- backward: autograd ops charged to the line that called backward(): Device **`);
+    expect(md).toContain(`- exact line: Device **0 ms** · CPU **${formatMs(N * 1_000)}** · ${N} calls`);
+    expect(
+      buildSummary(analysis)
+        .lines.filter((l) => l.line === 12)
+        .map((l) => l.kind),
+    ).toEqual(['backward', undefined]);
+    // A line of one kind other than exact says which.
+    const alone = { ...entry, stats: [autograd], kind: 'backward' as const };
+    expect(hoverMarkdown(index, alone, { profileLabel: 'p' })).toContain('this line (backward)');
   });
 });

@@ -1,14 +1,24 @@
 import * as fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { SliceKind, isDeviceKind } from '../../extension/model/profile';
-import { packTimeline, unpackTimeline } from '../../extension/protocol';
+import { analyze } from '../../extension/analysis/analyze';
+import { reindex } from '../../extension/import/finish';
+import { Profile, SliceKind, isDeviceKind, type SourceFrame } from '../../extension/model/profile';
+import { packTimeline, unpackTimeline, type TimelinePayload } from '../../extension/protocol';
 import { encodeTimeline, orderTracks } from '../../extension/timeline/encode';
+import { isProfilerFile, isProfilerFrameName } from '../../extension/timeline/profilerFrames';
+import { parentOf } from '../../webview/timeline/hitTest';
+import { TimelineModel } from '../../webview/model';
 import { syntheticProfile } from '../fixtures/synthetic-profile';
 
 describe('encodeTimeline', () => {
   const { profile, analysis } = syntheticProfile({ slices: 5_000, threads: 3, streams: 2 });
   const payload = encodeTimeline(profile, analysis, { title: 'synthetic' });
   const c = payload.columns;
+
+  it('has no profiler frames to hide in a trace of the user code alone', () => {
+    expect(c.profilerFrames).toHaveLength(0);
+    expect(payload.header.profilerLines).toEqual([]);
+  });
 
   it('keeps every slice once, in lanes of one track and depth, sorted by start', () => {
     expect(payload.header.sliceCount).toBe(profile.slices.length);
@@ -48,7 +58,7 @@ describe('encodeTimeline', () => {
       const op = c.opOf[kernel];
       expect(op).toBeGreaterThanOrEqual(0);
       expect(c.site[kernel]).toBe(analysis.lineOf[op]);
-      expect(payload.header.sites[c.site[kernel]].file).toBe('/home/user/project/train.py');
+      expect(payload.header.tables.lines[c.site[kernel]].file).toBe('/home/user/project/train.py');
     }
   });
 
@@ -121,5 +131,248 @@ describe('orderTracks', () => {
         },
       ),
     );
+  });
+});
+
+const USER = '/home/user/proj/model.py';
+const AGENT = '/opt/flagos/native/agent/python/flagprof_agent/__main__.py';
+
+/**
+ * A Profile Current File session's main thread: runpy and the capture agent run the user's module, which calls
+ * forward(), whose matmul (called at model.py:40:12) launches a kernel; at the end the agent calls torch.profiler,
+ * which calls into json. A second thread has no profiler frames.
+ */
+function sessionProfile() {
+  const profile = new Profile('/sessions/run/trace.json.gz');
+  const s = profile.strings;
+  for (const [id, tid, kind] of [
+    [0, '1', 'cpu'],
+    [1, '2', 'cpu'],
+    [2, '7', 'device'],
+  ] as const) {
+    profile.tracks.push({
+      id,
+      pid: kind === 'device' ? '0' : '100',
+      tid,
+      kind,
+      name: `t${tid}`,
+      processName: kind === 'device' ? 'GPU 0' : 'python',
+      processSortIndex: kind === 'device' ? 1 : 0,
+      threadSortIndex: id,
+      sliceCount: 0,
+      maxDepth: 0,
+    });
+  }
+  const py = s.intern('python_function');
+  const slices: Record<string, number> = {};
+  const frame = (key: string, track: number, start: number, dur: number, name: string) => {
+    slices[key] = profile.slices.push(
+      SliceKind.PythonFunction,
+      track,
+      start,
+      dur,
+      s.intern(name),
+      py,
+      NaN,
+      NaN,
+      -1,
+    );
+  };
+  frame('runModule', 0, 0, 10_000, '<frozen runpy>(198): _run_module_as_main');
+  frame('runCode', 0, 10, 9_980, '<frozen runpy>(88): _run_code');
+  frame('agentMain', 0, 20, 9_960, `${AGENT}(483): main`);
+  frame('module', 0, 100, 8_000, `${USER}(1): <module>`);
+  frame('forward', 0, 200, 5_000, `${USER}(16): forward`);
+  frame('site', 0, 250, 4_000, '<flagprof-site>(0): site_index');
+  slices.matmul = profile.slices.push(
+    SliceKind.CpuOp,
+    0,
+    300,
+    3_000,
+    s.intern('aten::matmul'),
+    s.intern('cpu_op'),
+    NaN,
+    5,
+    -1,
+  );
+  slices.launch = profile.slices.push(
+    SliceKind.Runtime,
+    0,
+    400,
+    500,
+    s.intern('cudaLaunchKernel'),
+    s.intern('cuda_runtime'),
+    77,
+    5,
+    -1,
+  );
+  slices.kernel = profile.slices.push(
+    SliceKind.Kernel,
+    2,
+    1_000,
+    2_000,
+    s.intern('gemm'),
+    s.intern('kernel'),
+    77,
+    5,
+    -1,
+  );
+  frame('profilerCall', 0, 8_500, 1_000, 'torch/profiler/profiler.py(538): add_metadata_json');
+  frame('json', 0, 8_600, 500, 'json/encoder.py(183): encode');
+  frame('other', 1, 0, 3_000, `${USER}(30): worker`);
+  frame('otherRunpy', 1, 3_500, 1_000, '/usr/lib/python3.10/runpy.py(86): _run_code');
+  frame('otherChild', 1, 3_600, 500, `${USER}(31): step`);
+  slices.add = profile.slices.push(
+    SliceKind.CpuOp,
+    1,
+    3_700,
+    100,
+    s.intern('aten::add'),
+    s.intern('cpu_op'),
+    NaN,
+    9,
+    -1,
+  );
+  const call: SourceFrame[] = [
+    { file: USER, line: 40, column: 12, endColumn: 30, function: 'forward' },
+    { file: USER, line: 3, function: '<module>' },
+  ];
+  profile.sites = new Map([[5, call]]);
+  profile.eventCount = profile.slices.length;
+  reindex(profile);
+  return { profile, analysis: analyze(profile), slices };
+}
+
+/** Per slice: the lane it is in (-1 for none), checking that each lane holds one track and is sorted by start. */
+function lanesOf(payload: TimelinePayload): { lane: Int32Array; depth: Int32Array } {
+  const c = payload.columns;
+  const lane = new Int32Array(payload.header.sliceCount).fill(-1);
+  const depth = new Int32Array(payload.header.sliceCount).fill(-1);
+  for (let l = 0; l < c.laneTrack.length; l++) {
+    for (let k = c.laneOffset[l]; k < c.laneOffset[l + 1]; k++) {
+      const slice = c.laneOrder[k];
+      expect(lane[slice], `slice ${slice} in two lanes`).toBe(-1);
+      expect(c.track[slice]).toBe(c.laneTrack[l]);
+      if (k > c.laneOffset[l]) expect(c.start[slice]).toBeGreaterThanOrEqual(c.start[c.laneOrder[k - 1]]);
+      lane[slice] = l;
+      depth[slice] = c.laneDepth[l];
+    }
+  }
+  return { lane, depth };
+}
+
+describe("the profiler's own frames", () => {
+  const { profile, analysis, slices } = sessionProfile();
+  const payload = encodeTimeline(profile, analysis);
+  const c = payload.columns;
+  const hidden = ['runModule', 'runCode', 'agentMain', 'site', 'profilerCall', 'otherRunpy'];
+
+  it('are the agent, runpy, torch.profiler and the call-site trampolines, and nothing of the user', () => {
+    expect(Array.from(c.profilerFrames)).toEqual(hidden.map((k) => slices[k]).sort((a, b) => a - b));
+    for (const name of [
+      '<frozen runpy>(88): _run_code',
+      '/usr/lib/python3.10/runpy.py(196): _run_module_as_main',
+      'C:\\Python\\Lib\\site-packages\\flagprof_agent\\window.py(147): _start_profiler',
+      '/venv/lib/python3.12/site-packages/torch/profiler/profiler.py(1128): start',
+      'torch/autograd/profiler.py(700): __exit__',
+      '<flagprof-site>(12): site_index',
+    ])
+      expect(isProfilerFrameName(name), name).toBe(true);
+    for (const name of [
+      `${USER}(16): forward`,
+      '/home/user/proj/runpy_tools.py(3): run',
+      '/home/user/my_torch/profiler.py(3): run',
+      'torch/nn/modules/module.py(1501): _call_impl',
+      '<built-in method tanh of type object at 0x7f82f8acea40>',
+    ])
+      expect(isProfilerFrameName(name), name).toBe(false);
+    expect(isProfilerFile(USER)).toBe(false);
+  });
+
+  it('take no lane; what they enclose moves up a lane for each, and nothing else is lost', () => {
+    const { lane, depth } = lanesOf(payload);
+    for (let i = 0; i < payload.header.sliceCount; i++) {
+      const isHidden = c.profilerFrames.includes(i);
+      expect(lane[i] < 0, `slice ${i}`).toBe(isHidden);
+    }
+    expect(depth[slices.module]).toBe(0);
+    expect(depth[slices.forward]).toBe(1);
+    // The trampoline between forward() and its op is hidden too.
+    expect(depth[slices.matmul]).toBe(2);
+    expect(depth[slices.launch]).toBe(3);
+    expect(depth[slices.json]).toBe(0);
+    expect(depth[slices.otherChild]).toBe(0);
+    expect(depth[slices.add]).toBe(1);
+    expect(depth[slices.other]).toBe(0);
+    // The slices' own depths travel unchanged, for the view with every frame.
+    expect(c.depth[slices.matmul]).toBe(6);
+    expect(payload.header.tracks.map((t) => t.maxDepth)).toEqual([3, 1, 0]);
+  });
+
+  it("names the kernel's line as the one attribution does: the call site, with its column", () => {
+    const op = c.opOf[slices.kernel];
+    expect(op).toBe(slices.matmul);
+    expect(c.site[slices.kernel]).toBe(analysis.lineOf[slices.matmul]);
+    expect(c.site[slices.launch]).toBe(analysis.lineOf[slices.matmul]);
+    const line = payload.header.tables.lines[c.site[slices.kernel]];
+    expect(line).toMatchObject({ file: USER, line: 40, column: 12, function: 'forward' });
+    expect(line.kind).toBeUndefined();
+  });
+
+  it("marks the lines in the profiler's own files, for the Lines table to hide with the frames", () => {
+    // An imported trace from Python on Windows: no call sites, and a runpy the attribution takes for user code.
+    const imported = new Profile('trace.json');
+    const s = imported.strings;
+    imported.tracks.push({ ...profile.tracks[0], sliceCount: 0, maxDepth: 0 });
+    const py = s.intern('python_function');
+    const push = (kind: SliceKind, start: number, dur: number, name: string, cat: number, ext = NaN) =>
+      imported.slices.push(kind, 0, start, dur, s.intern(name), cat, NaN, ext, -1);
+    push(SliceKind.PythonFunction, 0, 1_000, 'C:\\Python310\\Lib\\runpy.py(86): _run_code', py);
+    push(SliceKind.PythonFunction, 10, 900, 'C:\\work\\train.py(3): step', py);
+    push(SliceKind.CpuOp, 20, 100, 'aten::add', s.intern('cpu_op'), 1);
+    imported.eventCount = imported.slices.length;
+    reindex(imported);
+    const encoded = encodeTimeline(imported, analyze(imported));
+    const lines = encoded.header.tables.lines;
+    expect(lines.map((l) => l.file).sort()).toEqual(['C:\\Python310\\Lib\\runpy.py', 'C:\\work\\train.py']);
+    expect(encoded.header.profilerLines.map((index) => lines[index].file)).toEqual([
+      'C:\\Python310\\Lib\\runpy.py',
+    ]);
+    expect(Array.from(encoded.columns.profilerFrames)).toEqual([0]);
+  });
+
+  it('are shown by the webview at their own depths when asked, and hidden again', () => {
+    const model = new TimelineModel(unpackTimeline(packTimeline(payload)));
+    expect(model.profilerFrameCount).toBe(hidden.length);
+    expect(model.profilerFramesShown).toBe(false);
+    expect(model.laneOfSlice[slices.agentMain]).toBe(-1);
+    expect(model.laneOf(slices.matmul)?.depth).toBe(2);
+    expect(parentOf(model, slices.module)).toBe(-1);
+    expect(parentOf(model, slices.matmul)).toBe(slices.forward);
+    // Search and the tables find nothing hidden.
+    const found = (text: string) => {
+      const result = model.search(text, false);
+      return 'error' in result ? [] : Array.from(result.matches);
+    };
+    expect(found('runpy')).toEqual([]);
+    expect(model.longest((i) => c.kind[i] === SliceKind.PythonFunction)).toBe(slices.module);
+
+    model.showProfilerFrames(true);
+    expect(model.profilerFramesShown).toBe(true);
+    for (let i = 0; i < model.sliceCount; i++) {
+      const lane = model.laneOf(i);
+      expect(lane, `slice ${i}`).toBeDefined();
+      expect(lane!.depth).toBe(c.depth[i]);
+      expect(lane!.track.id).toBe(c.track[i]);
+      expect(lane!.order).toContain(i);
+    }
+    expect(parentOf(model, slices.module)).toBe(slices.agentMain);
+    expect(parentOf(model, slices.matmul)).toBe(slices.site);
+    expect(found('runpy')).toEqual([slices.runModule, slices.runCode, slices.otherRunpy]);
+    expect(model.longest((i) => c.kind[i] === SliceKind.PythonFunction)).toBe(slices.runModule);
+
+    model.showProfilerFrames(false);
+    expect(model.laneOfSlice[slices.agentMain]).toBe(-1);
+    expect(model.laneOf(slices.matmul)?.depth).toBe(2);
   });
 });

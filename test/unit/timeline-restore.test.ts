@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { HostToWebview } from '../../extension/protocol';
+import type { HostToWebview, TimelineViewState } from '../../extension/protocol';
 import { TimelineChannel } from '../../extension/timeline/channel';
 import {
   MAX_TIMELINE_RECORDS,
@@ -7,6 +7,7 @@ import {
   type TimelineRecord,
   type TimelineRecordStore,
 } from '../../extension/timeline/restore';
+import { restoredView, viewState, type ViewSnapshot } from '../../webview/viewState';
 
 /** A panel's webview as the host sees it: what reached it, and whether a webview is there to receive. */
 class FakeWebview {
@@ -294,5 +295,55 @@ describe('TimelineChannel', () => {
     await settled();
     channel.selectSlice(9);
     expect(posts.at(-1)?.message).toEqual({ type: 'select', slice: 9 });
+  });
+});
+
+describe("the webview's own state across a window reload", () => {
+  const source = '/sessions/20260101-train';
+  const shown: ViewSnapshot = {
+    source,
+    viewStartNs: 1_000,
+    viewEndNs: 9_000,
+    scrollTop: 40,
+    selected: 12,
+    tab: 2,
+    profilerFramesShown: true,
+  };
+  /** VS Code keeps webview state as JSON. */
+  const reloaded = (state: unknown): unknown => JSON.parse(JSON.stringify(state));
+
+  it('brings back the profiler frames shown, with the view and the selection, for the panel it restores', () => {
+    const saved = reloaded(viewState(shown));
+    const target = new TimelineRecords(memoryStore()).restoreTarget(
+      saved as Partial<TimelineViewState>,
+      'train',
+    );
+    expect(target).toEqual({ source });
+    expect(restoredView(saved, target!.source, 100)).toEqual({
+      profilerFramesShown: true,
+      view: { startNs: 1_000, endNs: 9_000, scrollTop: 40 },
+      selected: 12,
+      tab: 2,
+    });
+  });
+
+  it('hides them by default, and when they were hidden', () => {
+    expect(restoredView(undefined, source, 100).profilerFramesShown).toBe(false);
+    const hidden = reloaded(viewState({ ...shown, profilerFramesShown: false }));
+    expect(hidden).not.toHaveProperty('profilerFrames');
+    expect(restoredView(hidden, source, 100).profilerFramesShown).toBe(false);
+  });
+
+  it('keeps the toggle for another profile in the panel, but not its view or selection', () => {
+    expect(restoredView(reloaded(viewState(shown)), '/other/trace.json', 100)).toEqual({
+      profilerFramesShown: true,
+    });
+  });
+
+  it('ignores what does not fit: a selection past the slices, fields of the wrong type', () => {
+    expect(restoredView(reloaded(viewState(shown)), source, 10).selected).toBeUndefined();
+    const junk = { source, profilerFrames: 'yes', viewStartNs: '1', viewEndNs: 2, selected: 1.5, tab: -1 };
+    expect(restoredView(junk, source, 100)).toEqual({ profilerFramesShown: false });
+    expect(restoredView('a string', source, 100)).toEqual({ profilerFramesShown: false });
   });
 });

@@ -1,6 +1,6 @@
 /** What is where: the slice under a point, and a slice's neighbours up and down its track. */
 import { firstEndingAfter, sliceAt } from '../lod';
-import type { TimelineModel } from '../model';
+import type { Lane, TimelineModel } from '../model';
 import type { TrackLayout } from './layout';
 import { LABEL_WIDTH, RULER_HEIGHT, type Viewport } from './viewport';
 
@@ -30,19 +30,22 @@ export function hitTest(viewport: Viewport, layout: TrackLayout, x: number, y: n
   return { ...MISS };
 }
 
+/** The lane one level above or below a slice's, as drawn now (hidden frames take no lane). */
+function laneBeside(model: TimelineModel, slice: number, delta: number): Lane | undefined {
+  const own = model.laneOf(slice);
+  return own ? model.lanesOfTrack.get(own.track.id)?.[own.depth + delta] : undefined;
+}
+
 /** The enclosing slice one level up on the same track, -1 at the top. */
 export function parentOf(model: TimelineModel, slice: number): number {
-  const { depth, track, start } = model.columns;
-  if (depth[slice] === 0) return -1;
-  const lanes = model.lanesOfTrack.get(track[slice]);
-  const lane = lanes?.[depth[slice] - 1];
-  return lane ? sliceAt(lane.lod.finest, start[slice], 0) : -1;
+  const lane = laneBeside(model, slice, -1);
+  return lane ? sliceAt(lane.lod.finest, model.columns.start[slice], 0) : -1;
 }
 
 /** The first slice one level down inside `slice`, -1 when none. */
 export function firstChildOf(model: TimelineModel, slice: number): number {
-  const { depth, track, start } = model.columns;
-  const lane = model.lanesOfTrack.get(track[slice])?.[depth[slice] + 1];
+  const start = model.columns.start;
+  const lane = laneBeside(model, slice, 1);
   if (!lane) return -1;
   const level = lane.lod.finest;
   const end = model.end(slice);

@@ -28,8 +28,8 @@ export class TrackLayout {
   rows: Row[] = [];
   /** Height of all rows. */
   height = 0;
-  /** Per lane: y of its top, -1 when hidden (process collapsed). */
-  readonly laneY: Float64Array;
+  /** Per lane of the model's lanes now: y of its top, -1 when hidden (process collapsed). */
+  laneY: Float64Array;
   private readonly collapsed = new Set<string>();
 
   constructor(private readonly model: TimelineModel) {
@@ -52,6 +52,8 @@ export class TrackLayout {
 
   build(): void {
     const rows: Row[] = [];
+    // The model's lanes change when the profiler's frames are shown or hidden.
+    if (this.laneY.length !== this.model.lanes.length) this.laneY = new Float64Array(this.model.lanes.length);
     this.laneY.fill(-1);
     let y = 0;
     let process = '';
@@ -81,7 +83,7 @@ export class TrackLayout {
         y,
         height,
         label: track.name || track.tid,
-        detail: `${track.sliceCount.toLocaleString('en-US')} slices`,
+        detail: `${this.model.shownSliceCount(track).toLocaleString('en-US')} slices`,
         process: processKey,
         lanes,
       });

@@ -169,11 +169,11 @@ export class TimelineView implements InputTarget {
 
   /** The scroll that shows a lane (its process expanded first): the current one when the lane is in view. */
   private scrollToLane(lane: number): number {
-    const laneY = this.rows.laneY;
-    if (lane >= 0 && laneY[lane] < 0) {
+    if (lane >= 0 && this.rows.laneY[lane] < 0) {
       this.rows.expand(processOf(this.model.lanes[lane]));
       this.layout();
     }
+    const laneY = this.rows.laneY;
     let scrollTop = this.viewport.scrollTop;
     if (lane >= 0 && laneY[lane] >= 0) {
       const y = laneY[lane];
@@ -203,6 +203,19 @@ export class TimelineView implements InputTarget {
     this.layout();
     this.scheduleRedraw();
     return true;
+  }
+
+  /**
+   * Shows or hides the profiler's own frames: the rows are laid out again, and the selection, when it is still
+   * drawn, kept on screen.
+   */
+  setProfilerFrames(show: boolean): void {
+    if (show === this.model.profilerFramesShown) return;
+    this.model.showProfilerFrames(show);
+    this.hovered = -1;
+    this.layout();
+    const lane = this.selected >= 0 ? this.model.laneOfSlice[this.selected] : -1;
+    this.setView(this.viewport.viewStart, this.viewport.viewEnd, this.scrollToLane(lane));
   }
 
   setSearchMatches(nameMatches: Uint8Array | undefined): void {

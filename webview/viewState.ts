@@ -1,0 +1,59 @@
+/**
+ * What a timeline webview keeps in VS Code's webview state (getState / setState, kept across hides and window
+ * reloads), and what of a saved state applies to the profile it shows now. Plain data, no DOM.
+ */
+import type { TimelineViewState } from '../extension/protocol';
+
+/** What the page shows, to be saved. */
+export interface ViewSnapshot {
+  source: string;
+  viewStartNs: number;
+  viewEndNs: number;
+  scrollTop: number;
+  selected: number;
+  tab: number;
+  profilerFramesShown: boolean;
+}
+
+export function viewState(view: ViewSnapshot): TimelineViewState {
+  const state: TimelineViewState = {
+    source: view.source,
+    viewStartNs: view.viewStartNs,
+    viewEndNs: view.viewEndNs,
+    scrollTop: view.scrollTop,
+    selected: view.selected,
+    tab: view.tab,
+  };
+  if (view.profilerFramesShown) state.profilerFrames = true;
+  return state;
+}
+
+/** What a saved state gives back: the toggle always (a way of looking), the rest only for the same profile. */
+export interface RestoredView {
+  profilerFramesShown: boolean;
+  view?: { startNs: number; endNs: number; scrollTop: number };
+  selected?: number;
+  tab?: number;
+}
+
+const isNumber = (value: unknown): value is number => typeof value === 'number' && Number.isFinite(value);
+
+/**
+ * The saved state as it applies to the profile from `source` with `sliceCount` slices. The state is whatever
+ * the webview stored, possibly by another version of it: fields of the wrong type are ignored.
+ */
+export function restoredView(state: unknown, source: string, sliceCount: number): RestoredView {
+  if (!state || typeof state !== 'object') return { profilerFramesShown: false };
+  const saved = state as Partial<Record<keyof TimelineViewState, unknown>>;
+  const restored: RestoredView = { profilerFramesShown: saved.profilerFrames === true };
+  if (saved.source !== source) return restored;
+  if (isNumber(saved.viewStartNs) && isNumber(saved.viewEndNs) && saved.viewEndNs > saved.viewStartNs) {
+    const scrollTop = isNumber(saved.scrollTop) ? saved.scrollTop : 0;
+    restored.view = { startNs: saved.viewStartNs, endNs: saved.viewEndNs, scrollTop };
+  }
+  if (Number.isInteger(saved.selected) && (saved.selected as number) >= 0) {
+    if ((saved.selected as number) < sliceCount) restored.selected = saved.selected as number;
+  }
+  if (Number.isInteger(saved.tab) && (saved.tab as number) >= 0) restored.tab = saved.tab as number;
+  return restored;
+}

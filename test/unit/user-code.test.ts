@@ -14,7 +14,12 @@ describe("which files are the user's own", () => {
       expect(isUserFile(file), file).toBe(false);
   });
   it('leaves out the standard library as torch names it, relative to its sys.path prefix', () => {
-    for (const file of ['multiprocessing/process.py', 'concurrent/futures/thread.py', 'threading.py', 'runpy.py'])
+    for (const file of [
+      'multiprocessing/process.py',
+      'concurrent/futures/thread.py',
+      'threading.py',
+      'runpy.py',
+    ])
       expect(isUserFile(file), file).toBe(false);
   });
   it("keeps the user's files, relative or absolute, even when named like a standard module", () => {

@@ -2,7 +2,8 @@
  * The capture agent with a real interpreter and real torch: the script runs as `python script.py` would, its fate
  * is the exit code, the trace survives failures, and sites.json holds the true call-site lines.
  */
-import { existsSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
+import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { analyze } from '../../extension/analysis/analyze';
@@ -54,6 +55,18 @@ describe('capture agent: running the script', () => {
     expect((profile.metadata.session as { status: string }).status).toBe('exception');
   });
 
+  it("an error inside a torch call: Python's own traceback, none of the profiler's frames", async () => {
+    const { result, stderr } = await launch('torch_error.py');
+    expect(result.exitCode).toBe(1);
+    const script = path.join(SCRIPTS, 'torch_error.py');
+    const plain = spawnSync(PYTHON, [script], { encoding: 'utf8' });
+    const traceback = (text: string): string =>
+      text.slice(text.indexOf('Traceback (most recent call last):'));
+    expect(traceback(plain.stderr)).toContain('F.linear(x, w)');
+    expect(traceback(stderr)).toBe(traceback(plain.stderr));
+    expect(stderr).not.toContain('flagprof');
+  });
+
   it('sys.exit(3) exits 3 and still writes the profile', async () => {
     const { result, dir } = await launch('exit_three.py');
     expect(result.exitCode).toBe(3);
@@ -83,7 +96,7 @@ describe('capture agent: exact call sites', () => {
     const { result, dir } = await launch('softmax_site.py');
     expect(result.exitCode).toBe(0);
     const script = path.join(SCRIPTS, 'softmax_site.py');
-    expect(readJson<{ version: number }>(path.join(dir, 'sites.json')).version).toBe(2);
+    expect(readJson<{ version: number }>(path.join(dir, 'sites.json')).version).toBe(3);
     // Every frame is the user's own file: no torch, standard library, <frozen ...> or agent frames.
     for (const chain of (await readSites(path.join(dir, 'sites.json'))).values()) {
       for (const frame of chain) expect(frame.file).toBe(script);
@@ -96,9 +109,25 @@ describe('capture agent: exact call sites', () => {
       if (profile.nameOf(i) === 'aten::softmax') softmaxIds.push(profile.slices.externalId[i]);
     }
     expect(softmaxIds.length).toBe(4);
+    // The expression's columns (1-based, end just past it), the callers' too: `torch.softmax(scores, dim=-1)` and
+    // `attention(x)`.
     for (const id of softmaxIds) {
-      expect(profile.sites?.get(id)?.[0]).toEqual({ file: script, line: 6, function: 'attention' });
-      expect(profile.sites?.get(id)?.[1]).toEqual({ file: script, line: 20, function: 'main' });
+      expect(profile.sites?.get(id)?.[0]).toEqual({
+        file: script,
+        line: 6,
+        function: 'attention',
+        column: 21,
+        endLine: 6,
+        endColumn: 50,
+      });
+      expect(profile.sites?.get(id)?.[1]).toEqual({
+        file: script,
+        line: 20,
+        function: 'main',
+        column: 9,
+        endLine: 20,
+        endColumn: 21,
+      });
     }
 
     const analysis = analyze(profile);
@@ -110,19 +139,22 @@ describe('capture agent: exact call sites', () => {
     // The def line (4) owns nothing.
     expect(analysis.lines.some((l) => l.file === script && l.line === 4)).toBe(false);
 
-    // Ops run by Python operators (@, *, [0]) get their own lines too, in loops as well.
+    // Ops run by Python operators (@, *, [0]) get their own lines and columns too, in loops as well.
+    const source = readFileSync(script, 'utf8').split('\n');
     const innermost = (name: string): string[] => {
       const found = new Set<string>();
       for (let i = 0; i < profile.slices.length; i++) {
         if (profile.nameOf(i) !== name) continue;
         const frame = profile.sites?.get(profile.slices.externalId[i])?.[0];
-        found.add(frame ? `${frame.function}:${frame.line}` : 'none');
+        const text =
+          frame && source[frame.line - 1].slice((frame.column ?? 1) - 1, (frame.endColumn ?? 1) - 1);
+        found.add(frame ? `${frame.function}:${frame.line} ${text}` : 'none');
       }
       return [...found].sort();
     };
-    expect(innermost('aten::matmul')).toEqual(['attention:5', 'mix:12']);
-    expect(innermost('aten::mul')).toEqual(['mix:13']);
-    expect(innermost('aten::relu')).toEqual(['mix:13']);
-    expect(innermost('aten::select')).toEqual(['mix:14']);
+    expect(innermost('aten::matmul')).toEqual(['attention:5 x @ x.transpose(0, 1)', 'mix:12 x @ w']);
+    expect(innermost('aten::mul')).toEqual(['mix:13 torch.relu(y) * 0.5']);
+    expect(innermost('aten::relu')).toEqual(['mix:13 torch.relu(y)']);
+    expect(innermost('aten::select')).toEqual(['mix:14 x[0]']);
   });
 });

@@ -54,9 +54,87 @@ describe('sites.json', () => {
     expect(sites.get(18)).toBe(sites.get(17));
   });
 
+  it("version 3: the expression's span and how the frame was found", () => {
+    const attention = {
+      file: '/w/model.py',
+      line: 25,
+      function: 'forward',
+      column: 16,
+      endLine: 25,
+      endColumn: 39,
+    };
+    const call = { file: '/w/model.py', line: 40, function: 'call', column: 9, endLine: 42, endColumn: 2 };
+    const sites = parseSites(
+      {
+        version: 3,
+        chains: [
+          [attention, { file: '/w/train.py', line: 50, function: 'main' }],
+          [
+            {
+              file: '/w/train.py',
+              line: 52,
+              function: 'main',
+              column: 5,
+              endLine: 52,
+              endColumn: 20,
+              kind: 'backward',
+            },
+          ],
+          [{ file: '/w/model.py', line: 12, function: 'mix', kind: 'function' }],
+          [call],
+        ],
+        sites: [3, 0, 4, 1, 5, 2, 6, 3],
+      },
+      'sites.json',
+    );
+    expect(sites.get(3)).toEqual([attention, { file: '/w/train.py', line: 50, function: 'main' }]);
+    expect(sites.get(4)?.[0].kind).toBe('backward');
+    expect(sites.get(5)?.[0]).toEqual({ file: '/w/model.py', line: 12, function: 'mix', kind: 'function' });
+    // A span over several lines ends on its own column, before or after the start's.
+    expect(sites.get(6)?.[0]).toEqual(call);
+  });
+
+  it('a span or kind that does not validate is dropped with one warning; the frame and its line stay', async () => {
+    const frames = [
+      { file: '/w/a.py', line: 3, function: 'f', column: 'x', endLine: 3, endColumn: 9 },
+      { file: '/w/a.py', line: 4, function: 'f', column: 0, endLine: 4, endColumn: 9 },
+      { file: '/w/a.py', line: 5, function: 'f', column: 9, endLine: 5, endColumn: 2 },
+      { file: '/w/a.py', line: 6, function: 'f', column: 2, endLine: 6, endColumn: 9, kind: 'inlined' },
+      { file: '/w/a.py', line: 7, function: 'f', column: 2 },
+    ];
+    const file = path.join(tmp(), 'sites.json');
+    writeFileSync(
+      file,
+      JSON.stringify({
+        version: 3,
+        chains: frames.map((frame) => [frame]),
+        sites: [0, 0, 1, 1, 2, 2, 3, 3, 4, 4],
+      }),
+    );
+    const warnings: { message: string }[] = [];
+    const sites = await readSites(file, warnings);
+    expect([...(sites?.values() ?? [])].map((chain) => chain[0])).toEqual([
+      { file: '/w/a.py', line: 3, function: 'f' },
+      { file: '/w/a.py', line: 4, function: 'f' },
+      { file: '/w/a.py', line: 5, function: 'f' },
+      { file: '/w/a.py', line: 6, function: 'f', column: 2, endLine: 6, endColumn: 9 },
+      { file: '/w/a.py', line: 7, function: 'f' },
+    ]);
+    expect(warnings).toEqual([
+      {
+        message:
+          'sites.json has fields that are not valid, ignored: "column" in 2 frames (first chains[0][0]: "x"); ' +
+          '"endColumn" in 1 frame (first chains[2][0]: 2); "kind" in 1 frame (first chains[3][0]: "inlined"); ' +
+          '"endLine" in 1 frame (first chains[4][0]: undefined)',
+      },
+    ]);
+    // Read without a warnings list: the same frames, nothing thrown.
+    expect((await readSites(file)).get(3)?.[0].column).toBe(2);
+  });
+
   it.each([
     [[], 'expected a JSON object'],
-    [{ version: 3, sites: {} }, 'unsupported version 3'],
+    [{ version: 4, sites: {} }, 'unsupported version 4 (expected 1, 2 or 3)'],
     [{ version: 2, chains: {}, sites: [] }, '"chains" must be an array'],
     [
       { version: 2, chains: [[]], sites: [1] },

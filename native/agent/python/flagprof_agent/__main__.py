@@ -451,7 +451,8 @@ def main(argv=None):
     if mode != options.mode and options.mode != "auto":
         _say("%s mode unavailable: %s" % (options.mode, reason))
 
-    writer = SegmentWriter(directory, session, progress, torch, script) if activities else None
+    site_table = exact_site_table(torch, script, session) if activities else None
+    writer = SegmentWriter(directory, session, progress, torch, script, site_table) if activities else None
 
     def write_segment(profiler):
         # The window as it stands goes with each segment: a run killed later still tells its pauses.
@@ -469,6 +470,7 @@ def main(argv=None):
         progress,
         segment_s=options.segment,
         on_segment=write_segment if writer is not None else None,
+        site_table=site_table,
     )
 
     window.announce_native_failure = options.mode == "agent"
@@ -485,6 +487,17 @@ def main(argv=None):
         if os._exit is not real_exit:
             os._exit = real_exit
     return run.finish(code, status, error)
+
+
+def exact_site_table(torch, script, session):
+    """The table of expression sites (exact_sites), or None when FLAGPROF_EXACT_SITES turns them off."""
+    from . import exact_sites
+    from .sites import PathResolver
+
+    if not exact_sites.enabled():
+        session.note("exact expression sites are off (FLAGPROF_EXACT_SITES=0): operators are charged to their functions")
+        return None
+    return exact_sites.SiteTable(PathResolver(torch, script))
 
 
 def compile_error(script):

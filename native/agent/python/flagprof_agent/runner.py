@@ -5,6 +5,8 @@ import runpy
 import signal
 import sys
 
+_AGENT_DIR = os.path.dirname(os.path.abspath(__file__))
+
 
 class Terminated(BaseException):
     """SIGTERM (or SIGHUP), turned into an exception so the profile captured so far can still be written."""
@@ -102,7 +104,9 @@ def print_exception(error, script):
         # Raised before the script's first line ran (a syntax error while compiling it): drop our own frames.
         while tb is not None and _is_launcher_frame(tb.tb_frame.f_code.co_filename):
             tb = tb.tb_next
-    error.__traceback__ = tb
+    error.__traceback__ = _without_site_frames(tb)
+    tb = error.__traceback__
+    _clean_chained(error)
     try:
         sys.excepthook(type(error), error, tb)
     except Exception:
@@ -120,3 +124,54 @@ def print_exception(error, script):
 
 def _is_launcher_frame(filename):
     return filename.startswith("<frozen") or "flagprof_agent" in filename or filename.endswith("runpy.py")
+
+
+def _is_site_frame(tb):
+    """A frame of exact_sites' mode or of one of its trampolines: not there when the script runs unprofiled."""
+    filename = tb.tb_frame.f_code.co_filename
+    return filename == "<flagprof-site>" or os.path.dirname(os.path.abspath(filename)) == _AGENT_DIR
+
+
+def _is_dispatch_to_mode(tb):
+    code = tb.tb_frame.f_code
+    filename = code.co_filename.replace("\\", "/")
+    return code.co_name == "handle_torch_function" and filename.endswith("torch/overrides.py")
+
+
+def _without_site_frames(tb):
+    """The traceback as it reads without the mode: its frames dropped, with torch's dispatch to it (a torch Python
+    function that handed itself to handle_torch_function is then called again through the trampoline)."""
+    entries = []
+    while tb is not None:
+        entries.append(tb)
+        tb = tb.tb_next
+    kept = []
+    for at, entry in enumerate(entries):
+        if _is_site_frame(entry):
+            continue
+        if _is_dispatch_to_mode(entry) and at + 1 < len(entries) and _is_site_frame(entries[at + 1]):
+            after = next((e for e in entries[at + 1 :] if not _is_site_frame(e)), None)
+            if kept and after is not None and kept[-1].tb_frame.f_code is after.tb_frame.f_code:
+                kept.pop()
+            continue
+        kept.append(entry)
+    if len(kept) == len(entries):
+        return entries[0] if entries else None
+    for entry, following in zip(kept, kept[1:] + [None]):
+        entry.tb_next = following
+    return kept[0] if kept else None
+
+
+def _clean_chained(error):
+    seen = {id(error)}
+    pending = [error.__cause__, error.__context__]
+    while pending:
+        chained = pending.pop()
+        if chained is None or id(chained) in seen:
+            continue
+        seen.add(id(chained))
+        try:
+            chained.__traceback__ = _without_site_frames(chained.__traceback__)
+        except (AttributeError, TypeError):
+            pass
+        pending.extend((chained.__cause__, chained.__context__))

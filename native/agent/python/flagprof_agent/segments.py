@@ -14,7 +14,7 @@ or the session loader) cuts the file back to session.json's whole bytes and appe
 seal.ts). Every member is fsynced before session.json names it, so the recorded size never covers a member that is
 only partly on disk.
 
-Sites: segment 1 writes sites.json, segment k writes sites.k.json (each a complete version 2 document); the session
+Sites: segment 1 writes sites.json, segment k writes sites.k.json (each a complete version 3 document); the session
 loader reads them all. External ids keep counting across profiler restarts, so they never collide.
 """
 
@@ -48,12 +48,13 @@ def _is_disk_full(error):
 
 
 class SegmentWriter:
-    def __init__(self, directory, session, progress, torch_module, script):
+    def __init__(self, directory, session, progress, torch_module, script, site_table=None):
         self.directory = directory
         self.session = session
         self.progress = progress
         self.torch = torch_module
         self.script = script
+        self.site_table = site_table
         self.path = os.path.join(directory, TRACE)
         self.segments = 0
         self.whole_bytes = 0
@@ -181,7 +182,7 @@ class SegmentWriter:
     def _write_sites(self, profiler, number):
         from .sites import collect_sites, write_sites
 
-        sites, counts = collect_sites(profiler, self.torch, self.script)
+        sites, counts = collect_sites(profiler, self.torch, self.script, self.site_table)
         path = os.path.join(self.directory, sites_name(number))
         try:
             with open(path + ".tmp", "w", encoding="utf-8") as f:

@@ -8,12 +8,18 @@ While the window is open the profiler is restarted every `segment_s` seconds and
 `on_segment` (segments.SegmentWriter.add), so a run that is killed keeps all but its last segment. The script is
 paused while a segment is written; those pauses are recorded (session.json "flushes") so a gap on the timeline
 is explained.
+
+While the window is open, exact_sites' mode runs every torch call of the script's thread through the trampoline of
+its expression; it is switched off while a segment is written and removed when the window closes, so time outside
+the window costs nothing.
 """
 
 import os
 import signal
 import sys
 import time
+
+from .exact_sites import in_torch_call
 
 WAITING, OPEN, CLOSED = "waiting", "open", "closed"
 # Segments are shortened while writing one takes longer than this, down to MIN_SEGMENT_S.
@@ -44,6 +50,7 @@ class CaptureWindow:
         progress,
         segment_s=None,
         on_segment=None,
+        site_table=None,
     ):
         self.torch = torch
         self.activities = activities
@@ -64,6 +71,9 @@ class CaptureWindow:
         self.announce_native_failure = True
         self.segment_s = segment_s if segment_s and segment_s > 0 else None
         self.on_segment = on_segment
+        # exact_sites.SiteTable, or None when the expression of each call is not wanted (FLAGPROF_EXACT_SITES=0).
+        self.site_table = site_table
+        self._remove_site_mode = None
         self.segments = 0
         self.flushes = []
         self.stopped_by = None
@@ -121,6 +131,7 @@ class CaptureWindow:
                     if self.native is None:
                         self.state = CLOSED
                         return
+            self._install_site_mode()
         finally:
             self._switching = False
         self.state = OPEN
@@ -147,6 +158,27 @@ class CaptureWindow:
         profiler.start()
         return profiler
 
+    def _install_site_mode(self):
+        if self.site_table is None or self.profiler is None or self._remove_site_mode is not None:
+            return
+        from .exact_sites import install
+
+        try:
+            self._remove_site_mode = install(self.torch, self.site_table)
+            why = "this torch has no usable TorchFunctionMode"
+        except Exception as error:
+            self._remove_site_mode = None
+            why = "%s: %s" % (type(error).__name__, error)
+        if self._remove_site_mode is None:
+            # Lines still come from the event tree; operators are charged to their functions.
+            self.site_table = None
+            self.notes.append("exact expression sites are off (%s)" % why)
+
+    def _remove_site_mode_now(self):
+        remove, self._remove_site_mode = self._remove_site_mode, None
+        if remove is not None:
+            remove()
+
     def close(self):
         if self.state != OPEN:
             if self.state == WAITING:
@@ -161,6 +193,7 @@ class CaptureWindow:
         """Stops the profiler (if still running) and the native capture: the window is closed."""
         self._switching = True
         try:
+            self._remove_site_mode_now()
             if profiler is not None:
                 profiler.stop()
             if self.native is not None:
@@ -188,6 +221,9 @@ class CaptureWindow:
         # Stopping a long segment is the slowest step: the launcher hears that the profile is being written.
         self.progress.emit("exporting", step="segment", segment=self.segments + 1)
         self._switching = True
+        if self.site_table is not None:
+            # The profiler's own torch calls and the segment's export are not the script's.
+            self.site_table.on = False
         try:
             self.profiler.stop()
         finally:
@@ -212,10 +248,13 @@ class CaptureWindow:
             _say(note)
         finally:
             self._switching = False
+        if self.site_table is not None and self.profiler is not None:
+            self.site_table.on = True
         flush_end = time.time_ns()
         self.flushes.append([str(flush_start), str(flush_end)])
         self.progress.emit("running", profiling=self.profiler is not None, segments=self.segments)
         if self.profiler is None:
+            self._remove_site_mode_now()
             self.state = CLOSED
             self.end_ns = time.time_ns()
         else:
@@ -310,8 +349,13 @@ class CaptureWindow:
             signal.signal(signal.SIGALRM, signal.SIG_DFL)
             self._timer_armed = False
 
-    def _on_timer(self, _signum, _frame):
+    def _on_timer(self, _signum, frame):
         self._timer_armed = False
+        if self._remove_site_mode is not None and in_torch_call(frame):
+            # The signal came inside a torch call (the script's thread is in torch's C++ dispatch, under the mode):
+            # switching the profiler there hangs torch's Python tracer. A moment later, outside it.
+            self._set_timer(0.001)
+            return
         now = time.monotonic() + 0.0005
         try:
             if self.state == WAITING and self._open_at is not None and now >= self._open_at:

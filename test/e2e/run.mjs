@@ -179,6 +179,36 @@ try {
     return `selected slice: ${text} in tab "${timelineTab}"`;
   });
 
+  await step("the timeline's Lines table shows the hover's line with the same total", async () => {
+    const hoverLine =
+      readFileSync(path.join(root, 'examples', EXAMPLE), 'utf8')
+        .split('\n')
+        .findIndex((l) => l.includes(HOVER_LINE_TEXT)) + 1;
+    const frame = webviewFrame(page);
+    await frame.locator('vscode-tab-header', { hasText: 'Lines' }).click();
+    const lines = frame.locator('.vtable[aria-label=Lines]');
+    const row = lines.locator('.vtable-body .vtable-row', {
+      hasText: new RegExp(`${EXAMPLE.replace('.', '\\.')}:${hoverLine}\\b`),
+    });
+    await row.first().waitFor({ timeout: 30_000 });
+    await screenshot('timeline-lines');
+    const cells = await row.first().locator('.vtable-cell').allInnerTexts();
+    // "Total (with callees): Device — · CPU 1.23 ms" in the hover; the table's "CPU total" column (the sixth).
+    const hoverTotal = /Total \(with callees\):[^\n]*?CPU\s*([\d.]+)\s*(ns|µs|ms|s)\b/.exec(hoverText ?? '');
+    const toNs = (value, unit) => Number(value) * { ns: 1, µs: 1e3, ms: 1e6, s: 1e9 }[unit];
+    const tableTotal = /([\d.]+)\s*(ns|µs|ms|s)\b/.exec(cells[5] ?? '');
+    if (!hoverTotal || !tableTotal)
+      throw new Error(
+        `could not read the totals: hover "${(hoverText ?? '').slice(0, 200)}", row ${JSON.stringify(cells)}`,
+      );
+    const a = toNs(hoverTotal[1], hoverTotal[2]);
+    const b = toNs(tableTotal[1], tableTotal[2]);
+    // Both round the same nanoseconds (the hover to 3 digits in ms): equal within that rounding.
+    if (Math.abs(a - b) > Math.max(0.01e6, 0.01 * Math.max(a, b)))
+      throw new Error(`hover total ${hoverTotal[0]} vs Lines table CPU total ${cells[5]}`);
+    return `${cells[0]}: hover CPU total ${hoverTotal[1]} ${hoverTotal[2]}, table ${cells[5]}`;
+  });
+
   await step('annotations follow an edit (a line inserted above)', async () => {
     await openFile(page, EXAMPLE);
     await goToLine(page, 1);

@@ -289,7 +289,8 @@ const readShapes = (): Shape[] =>
 
 beforeAll(() => requirePython());
 
-describe('every op on the line of the expression that ran it', () => {
+// Each test profiles a real torch run: seconds alone, minutes when the suite shares two cores with the others.
+describe('every op on the line of the expression that ran it', { timeout: 300_000 }, () => {
   it('shapes.json: every shape exact, 0 wrong lines', async () => {
     const shapes = readShapes();
     expect(shapes.length).toBeGreaterThanOrEqual(40);

@@ -52,20 +52,6 @@ def _through(func, args, kwargs):
     return func(*args, **kwargs)
 
 
-_OWN_FILE = _through.__code__.co_filename
-
-
-def in_torch_call(frame):
-    """Whether the frame runs inside a torch call the mode handles (its own or a trampoline's frame is below it): torch's
-    C++ dispatch is then on the stack, where stopping the profiler hangs its Python tracer."""
-    while frame is not None:
-        name = frame.f_code.co_filename
-        if name == SITE_FILE or name == _OWN_FILE:
-            return True
-        frame = frame.f_back
-    return False
-
-
 def _utf16_column(text, byte_offset):
     """A 0-based UTF-8 byte offset of `text` (what co_positions gives) as a 1-based UTF-16 column, the unit editors
     count in; None when the offset does not fall on a character boundary of the text (the file changed)."""

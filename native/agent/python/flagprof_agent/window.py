@@ -19,7 +19,7 @@ import signal
 import sys
 import time
 
-from .exact_sites import in_torch_call
+from .exact_sites import SITE_FILE
 
 WAITING, OPEN, CLOSED = "waiting", "open", "closed"
 # Segments are shortened while writing one takes longer than this, down to MIN_SEGMENT_S.
@@ -74,6 +74,7 @@ class CaptureWindow:
         # exact_sites.SiteTable, or None when the expression of each call is not wanted (FLAGPROF_EXACT_SITES=0).
         self.site_table = site_table
         self._remove_site_mode = None
+        self._torch_prefixes = None
         self.segments = 0
         self.flushes = []
         self.stopped_by = None
@@ -351,9 +352,12 @@ class CaptureWindow:
 
     def _on_timer(self, _signum, frame):
         self._timer_armed = False
-        if self._remove_site_mode is not None and in_torch_call(frame):
-            # The signal came inside a torch call (the script's thread is in torch's C++ dispatch, under the mode):
-            # switching the profiler there hangs torch's Python tracer. A moment later, outside it.
+        if self.state == CLOSED:
+            return
+        if self._inside_torch(frame):
+            # Python code that torch runs from C++ (its Python tracer hashing a tensor, its dispatch calling the
+            # exact-sites mode): stopping or starting the profiler there hangs the tracer. A moment later instead,
+            # which is soon: the script returns to code of its own between torch calls.
             self._set_timer(0.001)
             return
         now = time.monotonic() + 0.0005
@@ -368,6 +372,23 @@ class CaptureWindow:
         except Exception as error:  # never let the profiler's trouble surface inside the user's code
             self.notes.append("profiling window could not switch: %s" % error)
             _say("profiling window could not switch: %s" % error)
+
+    def _inside_torch(self, frame):
+        """Whether the interrupted frame runs for torch: a frame of torch's or of this agent before any other code
+        outward (the standard library's, such as contextlib under torch's dispatch, is looked through)."""
+        if self.torch is None:
+            return False
+        if self._torch_prefixes is None:
+            self._torch_prefixes = _torch_prefixes(self.torch)
+        torch_dirs, library_dirs = self._torch_prefixes
+        while frame is not None:
+            name = frame.f_code.co_filename
+            if name == SITE_FILE or name.startswith(torch_dirs):
+                return True
+            if not (name.startswith(library_dirs) or name.startswith("<frozen")):
+                return False
+            frame = frame.f_back
+        return False
 
     # -- a script that runs torch.profiler itself -----------------------------------------------------------------
 
@@ -458,3 +479,19 @@ def _caller_outside_torch():
             return "%s:%d" % (name, frame.f_lineno)
         frame = frame.f_back
     return None
+
+
+def _torch_prefixes(torch):
+    """(folders of torch and of this agent, folders of the standard library), each as path prefixes."""
+    import sysconfig
+
+    def folder(path):
+        return (os.path.join(path, ""), os.path.join(os.path.realpath(path), ""))
+
+    own = folder(os.path.dirname(os.path.abspath(torch.__file__))) + folder(os.path.dirname(os.path.abspath(__file__)))
+    library = ()
+    for key in ("stdlib", "platstdlib"):
+        path = sysconfig.get_paths().get(key)
+        if path:
+            library += folder(path)
+    return own, library

@@ -149,11 +149,10 @@ export function sealSession(dir: string, end?: RunEnd): SealResult {
   }
   let note: string | undefined;
   if (unfinished) {
-    const window = record.window as { segmentS?: number } | null | undefined;
     note =
       segments > 0
         ? `the run ended without finishing its profile (${describeEnd(end)}); the ${segments} segment${segments === 1 ? '' : 's'} written until then ${segments === 1 ? 'is' : 'are'} kept` +
-          (window?.segmentS ? ` (at most the last ${window.segmentS} s of capture is lost)` : '')
+          ' (what ran after the last of them was written is lost)'
         : `the run ended without finishing its profile (${describeEnd(end)}) before any of it was written`;
     record.status = 'lost';
     if (end?.exitCode !== undefined) record.exitCode = end.exitCode;

@@ -322,9 +322,10 @@ describe('every op on the line of the expression that ran it', { timeout: 300_00
   it('examples/gpt: the attention matmul and the residual add on their own lines, backward and step on theirs', async () => {
     // Short segments: the profiler restarts under the running script, and the sites stay exact across restarts.
     const { result, stderr, dir } = await launch(path.join(GPT, 'train.py'), {
-      // Enough steps for several quarter-second segments (the agent's shortest adaptive segment).
-      args: ['--steps', '40'],
-      segmentS: 0.25,
+      // Twentieth-of-a-second segments: several restarts within a few steps, even on a loaded machine where a
+      // switch waits for the script's own code.
+      args: ['--steps', '8'],
+      segmentS: 0.05,
     });
     expect(result.exitCode, stderr).toBe(0);
     expect(

@@ -5,6 +5,8 @@ import runpy
 import signal
 import sys
 
+from . import tracing_state
+
 _AGENT_DIR = os.path.dirname(os.path.abspath(__file__))
 
 
@@ -36,15 +38,45 @@ def prepare_interpreter(script, args):
             os.environ.pop("PYTHONPATH", None)
 
 
+def _deferred(signum):
+    """True when the signal came inside a profile or trace callback (tracing_state): it is sent again a
+    millisecond later, from a thread (sent from here, Python would take it at once, in this same callback), to be
+    taken once the callback has returned."""
+    if tracing_state.inside():
+        import threading
+
+        resend = threading.Timer(0.001, os.kill, (os.getpid(), signum))
+        resend.daemon = True
+        resend.start()
+        return True
+    return False
+
+
+# Set once a Terminated is on its way: a launcher's cancel sequence can send SIGTERM again before the run has
+# finished unwinding, and a second Terminated raised there (in an except or finally clause) would end the agent
+# before it writes the profile.
+_terminating = []
+
+
 def _on_sigterm(signum, _frame):
+    if _terminating or _deferred(signum):
+        return
+    _terminating.append(signum)
     raise Terminated(signum)
+
+
+def _on_sigint(signum, _frame):
+    """Python's own Ctrl-C (KeyboardInterrupt), taken outside profile callbacks."""
+    if not _deferred(signum):
+        raise KeyboardInterrupt
 
 
 def run_script(script, before=None):
     """Runs the script (after `before`, which opens the profiling window: a Ctrl-C there counts as the script's);
     returns (exit code, status, the exception it ended with or None)."""
+    del _terminating[:]
     # Python's own Ctrl-C behaviour even when the launcher's parent ignored SIGINT (a background job).
-    signal.signal(signal.SIGINT, signal.default_int_handler)
+    signal.signal(signal.SIGINT, _on_sigint)
     previous = signal.signal(signal.SIGTERM, _on_sigterm)
     # A closed terminal (SIGHUP) ends the script as a terminal run would, but the profile is written first.
     previous_hup = signal.signal(signal.SIGHUP, _on_sigterm) if hasattr(signal, "SIGHUP") else None

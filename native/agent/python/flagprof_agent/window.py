@@ -19,6 +19,7 @@ import signal
 import sys
 import time
 
+from . import tracing_state
 from .exact_sites import SITE_FILE
 
 WAITING, OPEN, CLOSED = "waiting", "open", "closed"
@@ -75,6 +76,8 @@ class CaptureWindow:
         self.site_table = site_table
         self._remove_site_mode = None
         self._torch_prefixes = None
+        # (frame, global trace function) while a switch waits for the script's own code.
+        self._own_code_switch = None
         self.segments = 0
         self.flushes = []
         self.stopped_by = None
@@ -91,6 +94,8 @@ class CaptureWindow:
     def arm(self):
         """Opens the window now, or schedules it; schedules its end when a duration is given."""
         self._guard_user_profiler()
+        # Read before any profiler runs (it takes the profile function the reading borrows).
+        tracing_state.calibrate()
         if self.delay > 0:
             self._open_at = time.monotonic() + self.delay
             self._schedule()
@@ -181,6 +186,7 @@ class CaptureWindow:
             remove()
 
     def close(self):
+        self._cancel_own_code_switch()
         if self.state != OPEN:
             if self.state == WAITING:
                 self.state = CLOSED
@@ -277,6 +283,12 @@ class CaptureWindow:
         """Writes one stopped profiler's segment; False when writing must stop (the disk is full)."""
         if profiler is None or self.on_segment is None:
             return True
+        try:
+            return self._write_segment(profiler)
+        finally:
+            _release_results(profiler)
+
+    def _write_segment(self, profiler):
         from .segments import DiskFull
 
         try:
@@ -346,20 +358,25 @@ class CaptureWindow:
 
     def _clear_timer(self):
         if self._timer_armed:
+            # Ignored first: a handler already on its way would otherwise re-arm the timer between the disarm and
+            # the default action coming back, and the next alarm would kill the process.
+            signal.signal(signal.SIGALRM, signal.SIG_IGN)
             signal.setitimer(signal.ITIMER_REAL, 0)
             signal.signal(signal.SIGALRM, signal.SIG_DFL)
             self._timer_armed = False
 
     def _on_timer(self, _signum, frame):
-        self._timer_armed = False
         if self.state == CLOSED:
             return
-        if self._inside_torch(frame):
-            # Python code that torch runs from C++ (its Python tracer hashing a tensor, its dispatch calling the
-            # exact-sites mode): stopping or starting the profiler there hangs the tracer. A moment later instead,
-            # which is soon: the script returns to code of its own between torch calls.
-            self._set_timer(0.001)
+        if self._unsafe_to_switch(frame):
+            if not self._switch_at_own_code(frame):
+                # A moment later instead: the callback or torch's few lines end soon.
+                self._set_timer(0.001)
             return
+        self._switch()
+
+    def _switch(self):
+        """Opens, closes or rotates the window, whichever is due."""
         now = time.monotonic() + 0.0005
         try:
             if self.state == WAITING and self._open_at is not None and now >= self._open_at:
@@ -373,9 +390,55 @@ class CaptureWindow:
             self.notes.append("profiling window could not switch: %s" % error)
             _say("profiling window could not switch: %s" % error)
 
-    def _inside_torch(self, frame):
-        """Whether the interrupted frame runs for torch: a frame of torch's or of this agent before any other code
-        outward (the standard library's, such as contextlib under torch's dispatch, is looked through)."""
+    def _switch_at_own_code(self, frame):
+        """Switches at the script's next own step instead: the next line of its frame that called into torch, or a
+        call into its own code, whichever comes first (a timer retried every millisecond rarely lands there: the
+        interpreter takes signals mostly in torch's frames and the mode's). Done as debuggers attach (pdb's
+        set_trace): a trace function on that frame, and a global one that sees calls until then. False where this
+        cannot be done: a debugger's trace function is set, or no frame of the script's is on the stack."""
+        if sys.gettrace() is not None or tracing_state.inside():
+            return False
+        own = frame
+        while own is not None and self._runs_for_torch(own):
+            own = own.f_back
+        if own is None:
+            return False
+        window = self
+
+        def switch_here(_frame, _event, _arg):
+            window._cancel_own_code_switch()
+            window._switch()
+            return None
+
+        def on_call(called, event, arg):
+            if not window._runs_for_torch(called):
+                return switch_here(called, event, arg)
+            return None
+
+        own.f_trace = switch_here
+        sys.settrace(on_call)
+        self._own_code_switch = (own, on_call)
+        return True
+
+    def _cancel_own_code_switch(self):
+        pending, self._own_code_switch = self._own_code_switch, None
+        if pending is not None:
+            own, on_call = pending
+            own.f_trace = None
+            if sys.gettrace() is on_call:
+                sys.settrace(None)
+
+    def _unsafe_to_switch(self, frame):
+        """Whether the signal came where switching the profiler hangs or corrupts it: inside a callback of torch's
+        Python tracer (which runs Python code: the repr of a function it records, the hash of a tensor, and checks
+        for signals there), or in code that runs for torch: a frame of torch's, of this agent's (the exact-sites
+        mode, its trampolines) before any other code outward; the standard library's, such as contextlib under
+        torch's dispatch, is looked through. Stopping the profiler inside torch.ops.profiler's record_function
+        exit, say, crashes the interpreter when the segment's results are freed. A moment later the script is
+        back in its own code: its lines run between torch calls."""
+        return tracing_state.inside() or self._runs_for_torch(frame)
+
+    def _runs_for_torch(self, frame):
         if self.torch is None:
             return False
         if self._torch_prefixes is None:
@@ -389,8 +452,6 @@ class CaptureWindow:
                 return False
             frame = frame.f_back
         return False
-
-    # -- a script that runs torch.profiler itself -----------------------------------------------------------------
 
     def _torch_profiler_busy(self):
         try:
@@ -495,3 +556,12 @@ def _torch_prefixes(torch):
         if path:
             library += folder(path)
     return own, library
+
+
+def _release_results(profiler):
+    """Frees a written segment's results now, while no profiler runs. Left to the garbage collector (torch's profiler
+    objects hold reference cycles), they are freed at some later moment, under the next profiler or at exit, where
+    torch now and then crashes freeing them."""
+    inner = getattr(profiler, "profiler", None)
+    if inner is not None and getattr(inner, "kineto_results", None) is not None:
+        inner.kineto_results = None

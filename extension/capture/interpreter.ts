@@ -1,12 +1,16 @@
 /**
  * Which Python runs the script: an explicit path (setting or --python), then the interpreter the Python extension
- * has selected (the caller passes it in: this module does not import 'vscode'), then python3 / python on PATH.
+ * has selected (the caller passes it in: this module does not import 'vscode'), then an environment inside the
+ * workspace (.venv, venv, .conda, env: where `python -m venv`, uv, poetry and conda put them), then the Python
+ * extension's python.defaultInterpreterPath, then python3 / python on PATH. The workspace's own environment comes
+ * before PATH because that is the one a project's torch is installed in; the Python extension is not required.
  */
 import { execFile } from 'node:child_process';
 import { accessSync, constants, statSync } from 'node:fs';
 import path from 'node:path';
 
-export type InterpreterSource = 'setting' | 'python-extension' | 'path';
+export type InterpreterSource =
+  'setting' | 'python-extension' | 'workspace' | 'default-interpreter-path' | 'path';
 
 export interface Interpreter {
   path: string;
@@ -49,35 +53,78 @@ export interface FindInterpreterOptions {
   configured?: string;
   /** The Python extension's active interpreter for the file, when that extension is installed. */
   fromPythonExtension?: () => Promise<string | undefined>;
+  /** Folders whose own environments (.venv, venv, .conda, env) are candidates: the workspace folders. */
+  workspaceFolders?: readonly string[];
+  /** python.defaultInterpreterPath (a setting that exists without the Python extension too). */
+  defaultInterpreterPath?: string;
   envPath?: string;
+}
+
+/** Where environment tools put a project's environment, relative to the project folder. */
+const WORKSPACE_ENVIRONMENTS = ['.venv', 'venv', '.conda', 'env'];
+
+function environmentPython(envDir: string): string | undefined {
+  const names =
+    process.platform === 'win32'
+      ? [path.join(envDir, 'Scripts', 'python.exe'), path.join(envDir, 'python.exe')]
+      : [path.join(envDir, 'bin', 'python3'), path.join(envDir, 'bin', 'python')];
+  return names.find(isExecutable);
+}
+
+/** The interpreters of the environments inside the given folders, in folder order. */
+export function workspaceInterpreters(folders: readonly string[]): string[] {
+  const found: string[] = [];
+  for (const folder of folders)
+    for (const name of WORKSPACE_ENVIRONMENTS) {
+      const python = environmentPython(path.join(folder, name));
+      if (python) found.push(python);
+    }
+  return found;
+}
+
+function resolveCommand(command: string, envPath?: string): string | undefined {
+  const resolved = command.includes(path.sep) ? path.resolve(command) : whichOnPath(command, envPath);
+  return resolved && isExecutable(resolved) ? resolved : undefined;
+}
+
+/**
+ * Every interpreter the user could mean, in the order findInterpreter tries them, each once: what a picker offers.
+ */
+export async function interpreterCandidates(options: FindInterpreterOptions = {}): Promise<Interpreter[]> {
+  const candidates: Interpreter[] = [];
+  const add = (file: string | undefined, source: InterpreterSource): void => {
+    if (file && isExecutable(file) && !candidates.some((c) => c.path === file))
+      candidates.push({ path: file, source });
+  };
+  const configured = options.configured?.trim();
+  if (configured) add(resolveCommand(configured, options.envPath), 'setting');
+  if (options.fromPythonExtension) {
+    try {
+      add(await options.fromPythonExtension(), 'python-extension');
+    } catch {
+      // The Python extension is optional.
+    }
+  }
+  for (const python of workspaceInterpreters(options.workspaceFolders ?? [])) add(python, 'workspace');
+  const fallback = options.defaultInterpreterPath?.trim();
+  // 'python' is the setting's own default: it means "whatever is on PATH", found below.
+  if (fallback && fallback !== 'python')
+    add(resolveCommand(fallback, options.envPath), 'default-interpreter-path');
+  for (const name of ['python3', 'python']) add(whichOnPath(name, options.envPath), 'path');
+  return candidates;
 }
 
 export async function findInterpreter(options: FindInterpreterOptions = {}): Promise<Interpreter> {
   const configured = options.configured?.trim();
-  if (configured) {
-    const resolved = configured.includes(path.sep)
-      ? path.resolve(configured)
-      : whichOnPath(configured, options.envPath);
-    if (resolved && isExecutable(resolved)) return { path: resolved, source: 'setting' };
+  if (configured && !resolveCommand(configured, options.envPath))
     throw new InterpreterError(
       `the configured Python interpreter '${configured}' was not found or is not executable`,
       "set flagos.pythonPath (or --python) to an existing interpreter, e.g. the project's .venv/bin/python",
     );
-  }
-  if (options.fromPythonExtension) {
-    try {
-      const selected = await options.fromPythonExtension();
-      if (selected && isExecutable(selected)) return { path: selected, source: 'python-extension' };
-    } catch {
-      // The Python extension is optional; fall through to PATH.
-    }
-  }
-  for (const name of ['python3', 'python']) {
-    const found = whichOnPath(name, options.envPath);
-    if (found) return { path: found, source: 'path' };
-  }
+  const [first] = await interpreterCandidates(options);
+  if (first) return first;
   throw new InterpreterError(
-    'no Python interpreter found (flagos.pythonPath is empty, no interpreter is selected in the Python extension, and python3 is not on PATH)',
+    'no Python interpreter found (flagos.pythonPath is empty, no interpreter is selected in the Python extension, the workspace has no .venv, venv, .conda or env, and python3 is not on PATH)',
     'install Python 3.9+ with torch, or set flagos.pythonPath to an interpreter that has torch',
   );
 }

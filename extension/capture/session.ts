@@ -89,6 +89,8 @@ export interface SessionRecord {
   window?: { startNs?: bigint; endNs?: bigint };
   /** What happened to the run, in order; the last says why a profile is missing. */
   notes: string[];
+  /** The exception the script ended with (not Ctrl-C or a signal), and where in the user's code it was raised. */
+  exception?: { type: string; message: string; file?: string; line?: number; column?: number };
 }
 
 /** session.json read: its typed fields, and the whole document as written (for the checks' segment count). */
@@ -113,6 +115,22 @@ function epochNs(value: unknown): bigint | undefined {
   return undefined;
 }
 
+function count(value: unknown): number | undefined {
+  return typeof value === 'number' && Number.isInteger(value) && value > 0 ? value : undefined;
+}
+
+function exceptionOf(exception: Fields | undefined): SessionRecord['exception'] {
+  const type = text(exception?.type);
+  if (!exception || !type) return undefined;
+  return {
+    type,
+    message: text(exception.message) ?? '',
+    file: text(exception.file),
+    line: count(exception.line),
+    column: count(exception.column),
+  };
+}
+
 function recordOf(document: Fields): SessionRecord {
   const mode = fields(document.mode);
   const torch = fields(document.torch);
@@ -128,6 +146,7 @@ function recordOf(document: Fields): SessionRecord {
     python: python && { version: text(python.version), executable: text(python.executable) },
     devices: devices.map((d) => text(fields(d)?.name)).filter((name): name is string => Boolean(name)),
     window: window && { startNs: epochNs(window.startNs), endNs: epochNs(window.endNs) },
+    exception: exceptionOf(fields(document.exception)),
     notes: Array.isArray(document.notes)
       ? document.notes.filter((n): n is string => typeof n === 'string')
       : [],

@@ -10,13 +10,13 @@ import { analyze } from '../analysis/analyze';
 import { buildSummary } from '../analysis/summary';
 import type { Analysis } from '../analysis/types';
 import { joinArgs, splitArgs } from '../capture/args';
+import { InterpreterError, noTorchFix, probeInterpreter, type Interpreter } from '../capture/interpreter';
 import {
-  findInterpreter,
-  InterpreterError,
-  noTorchFix,
-  probeInterpreter,
-  type Interpreter,
-} from '../capture/interpreter';
+  describeSource,
+  interpreterForScript,
+  registerInterpreterCommands,
+  selectInterpreter,
+} from './interpreter';
 import {
   CAPTURE_MODES,
   startCapture,
@@ -28,6 +28,7 @@ import {
 } from '../capture/launcher';
 import { locateSession, openProfile, type OpenedProfile, type SessionSource } from '../capture/open';
 import { createSessionDir, pruneSessions } from '../capture/sessions';
+import type { SessionRecord } from '../capture/session';
 import { summaryMarkdown } from '../analysis/summaryMarkdown';
 import { setActiveProfile } from './editorAnnotations';
 import { formatDuration } from '../shared/format';
@@ -60,6 +61,9 @@ function settings(): vscode.WorkspaceConfiguration {
 
 export function registerCapture(context: vscode.ExtensionContext): void {
   output = vscode.window.createOutputChannel('FlagOS Profiler');
+  runProblems = vscode.languages.createDiagnosticCollection('flagos-run');
+  context.subscriptions.push(runProblems);
+  registerInterpreterCommands(context);
   context.subscriptions.push(
     output,
     // A window closing mid-run cancels the script the same way the Cancel button does.
@@ -102,31 +106,19 @@ async function savedScript(document: vscode.TextDocument | undefined): Promise<s
   return document.fileName;
 }
 
-async function activeInterpreterOfPythonExtension(resource: vscode.Uri): Promise<string | undefined> {
-  if (!vscode.extensions.getExtension('ms-python.python')) return undefined;
-  const { PythonExtension } = await import('@vscode/python-extension');
-  const api = await PythonExtension.api();
-  const environmentPath = api.environments.getActiveEnvironmentPath(resource);
-  const resolved = await api.environments.resolveEnvironment(environmentPath);
-  return resolved?.executable.uri?.fsPath ?? environmentPath.path;
-}
-
 async function interpreterFor(resource: vscode.Uri): Promise<Interpreter | undefined> {
   try {
-    return await findInterpreter({
-      configured: settings().get<string>('pythonPath'),
-      fromPythonExtension: () => activeInterpreterOfPythonExtension(resource),
-    });
+    return await interpreterForScript(resource);
   } catch (error) {
     if (!(error instanceof InterpreterError)) throw error;
     const choice = await vscode.window.showErrorMessage(
       `FlagOS: ${error.message}. Fix: ${error.fix}.`,
-      'Open Settings',
       'Select Interpreter',
+      'Open Settings',
     );
     if (choice === 'Open Settings')
       await vscode.commands.executeCommand('workbench.action.openSettings', 'flagos.pythonPath');
-    if (choice === 'Select Interpreter') await vscode.commands.executeCommand('python.setInterpreter');
+    if (choice === 'Select Interpreter') await selectInterpreter(resource);
     return undefined;
   }
 }
@@ -185,11 +177,11 @@ export async function profileCurrentFile(
     const info = await probeInterpreter(interpreter.path);
     if (!info.torch) {
       const choice = await vscode.window.showErrorMessage(
-        `FlagOS: ${interpreter.path} (Python ${info.version}, from ${interpreter.source}) has no torch. Fix: ${noTorchFix(interpreter.path)}.`,
+        `FlagOS: ${interpreter.path} (Python ${info.version}, ${describeSource(interpreter.source)}) has no torch. Fix: ${noTorchFix(interpreter.path)}.`,
         'Select Interpreter',
         'Open Settings',
       );
-      if (choice === 'Select Interpreter') await vscode.commands.executeCommand('python.setInterpreter');
+      if (choice === 'Select Interpreter') await selectInterpreter(vscode.Uri.file(script));
       if (choice === 'Open Settings')
         await vscode.commands.executeCommand('workbench.action.openSettings', 'flagos.pythonPath');
       return;
@@ -304,6 +296,72 @@ async function runCapture(
   await showSession(locateSession(sessionDir), script, result, channel);
 }
 
+type RunException = NonNullable<SessionRecord['exception']>;
+
+/** "train.py raised RuntimeError at line 42", or "at model.py:42" when it was raised in another file. */
+function raisedText(script: string, exception: RunException): string {
+  const verb = exception.type === 'SyntaxError' ? 'has a syntax error' : `raised ${exception.type}`;
+  const where = !exception.line
+    ? ''
+    : exception.file && path.resolve(exception.file) !== path.resolve(script)
+      ? ` at ${path.basename(exception.file)}:${exception.line}`
+      : ` at line ${exception.line}`;
+  const message = exception.message ? `: ${exception.message}` : '';
+  return `${path.basename(script)} ${verb}${where}${message}`;
+}
+
+/** How the run ended, in the user's words, and that its profile is kept. */
+function endText(script: string, result: CaptureResult, record: SessionRecord | undefined): string {
+  const name = path.basename(script);
+  if (result.cancelled) {
+    const window = record?.window;
+    const capturedNs =
+      window?.startNs !== undefined && window.endNs !== undefined
+        ? Number(window.endNs - window.startNs)
+        : result.wallMs * 1e6;
+    return `FlagOS: Cancelled — kept the profile up to ${formatDuration(capturedNs)}.`;
+  }
+  if (record?.exception) return `FlagOS: ${raisedText(script, record.exception)} — profile kept.`;
+  if (result.seal?.sealed)
+    return `FlagOS: ${name} ended abruptly (exit code ${result.exitCode}) — kept what was written.`;
+  return `FlagOS: ${name} exited with code ${result.exitCode} — profile kept.`;
+}
+
+async function askAboutEnd(
+  message: string,
+  exception: RunException | undefined,
+  channel: vscode.OutputChannel,
+  severity: 'error' | 'warning',
+): Promise<void> {
+  const actions = exception?.file && exception.line ? ['Go to Line', 'Show Output'] : ['Show Output'];
+  const show = severity === 'error' ? vscode.window.showErrorMessage : vscode.window.showWarningMessage;
+  const choice = await show(message, ...actions);
+  if (choice === 'Show Output') channel.show();
+  if (choice === 'Go to Line' && exception?.file && exception.line) {
+    const at = new vscode.Position(exception.line - 1, Math.max(0, (exception.column ?? 1) - 1));
+    await vscode.window.showTextDocument(vscode.Uri.file(exception.file), {
+      selection: new vscode.Range(at, at),
+    });
+  }
+}
+
+let runProblems: vscode.DiagnosticCollection | undefined;
+
+/** The exception a run ended with, as a Problem at its line (replacing the previous run's). */
+function showRunProblem(exception: RunException | undefined): void {
+  runProblems?.clear();
+  if (!runProblems || !exception?.file || !exception.line) return;
+  const line = exception.line - 1;
+  const start = Math.max(0, (exception.column ?? 1) - 1);
+  const diagnostic = new vscode.Diagnostic(
+    new vscode.Range(line, exception.column ? start : 0, line, Number.MAX_SAFE_INTEGER),
+    `${exception.type}${exception.message ? `: ${exception.message}` : ''}`,
+    vscode.DiagnosticSeverity.Error,
+  );
+  diagnostic.source = 'FlagOS profile run';
+  runProblems.set(vscode.Uri.file(exception.file), [diagnostic]);
+}
+
 /** The finished run's profile, to whoever shows it; or why there is none. */
 async function showSession(
   session: SessionSource,
@@ -312,29 +370,23 @@ async function showSession(
   channel: vscode.OutputChannel,
 ): Promise<void> {
   const record = session.session?.record;
+  showRunProblem(record?.exception);
   if (!session.tracePath) {
+    const raised = record?.exception && raisedText(script, record.exception);
     const why =
-      record?.notes.at(-1) ?? `the script exited with code ${result.exitCode} before a profile was written`;
-    const choice = await vscode.window.showErrorMessage(
+      raised ??
+      record?.notes.at(-1) ??
+      `the script exited with code ${result.exitCode} before a profile was written`;
+    void askAboutEnd(
       `FlagOS: no profile of ${path.basename(script)}: ${why}`,
-      'Show Output',
+      record?.exception,
+      channel,
+      'error',
     );
-    if (choice) channel.show();
     return;
   }
-  if (result.exitCode !== 0) {
-    const how = result.cancelled
-      ? 'was cancelled'
-      : result.seal?.sealed
-        ? `ended abruptly (exit code ${result.exitCode})`
-        : `exited with code ${result.exitCode}`;
-    void vscode.window
-      .showWarningMessage(
-        `FlagOS: ${path.basename(script)} ${how}; showing the profile captured until then.`,
-        'Show Output',
-      )
-      .then((choice) => choice && channel.show());
-  }
+  if (result.exitCode !== 0)
+    void askAboutEnd(endText(script, result, record), record?.exception, channel, 'warning');
   try {
     const opened = await openProfile(session);
     const { profile } = opened;

@@ -205,6 +205,8 @@ try {
             .slice(0, 3)
             .map(Number);
         const canvas = doc.querySelector('canvas.timeline-canvas');
+        // Not drawn yet (the tab's webview is still starting): asked again.
+        if (!canvas) return undefined;
         const pixel = [...canvas.getContext('2d').getImageData(1, 1, 1, 1).data];
         const summary = doc.querySelector('.toolbar .summary');
         let node = summary;
@@ -216,7 +218,12 @@ try {
         const [lf, lb] = [luminance(rgb(style(summary).color)), luminance(rgb(background))];
         return { canvas: luminance(pixel), contrast: (Math.max(lf, lb) + 0.05) / (Math.min(lf, lb) + 0.05) };
       });
-    const before = await probe();
+    let before = await probe();
+    for (let i = 0; i < 120 && !before; i++) {
+      await page.waitForTimeout(250);
+      before = await probe();
+    }
+    if (!before) throw new Error('the timeline of ascend_trace.json never drew its canvas');
     // The webview keeps key presses to itself: a click in the Explorer gives the keyboard back to the workbench.
     // The palette lists "Browse Color Themes in Marketplace" first, so the picker's own row is clicked.
     await page
@@ -234,9 +241,9 @@ try {
     await page.keyboard.press('Enter');
     await page.locator('.tabs-container .tab', { hasText: 'ascend_trace.json' }).first().click();
     let after = before;
-    for (let i = 0; i < 40 && after.canvas < 0.6; i++) {
+    for (let i = 0; i < 40 && !(after?.canvas >= 0.6); i++) {
       await page.waitForTimeout(250);
-      after = await probe();
+      after = (await probe()) ?? after;
     }
     await screenshot('light-theme');
     const detail = `canvas luminance ${before.canvas.toFixed(2)} -> ${after.canvas.toFixed(2)}, toolbar contrast ${after.contrast.toFixed(1)}:1`;

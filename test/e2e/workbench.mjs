@@ -104,7 +104,8 @@ export async function hoverWord(page, lineText, word, expect, timeoutMs = 15_000
 
 /** The webview's document, two iframes deep. */
 export function webviewFrame(page) {
-  return page.frameLocator('iframe.webview.ready').frameLocator('#active-frame');
+  // VS Code keeps the webviews of background tabs in the page, hidden: the one shown is the one meant.
+  return page.frameLocator('iframe.webview.ready:visible').frameLocator('#active-frame');
 }
 
 /** Opens a workspace file with Quick Open and waits for its tab (a custom editor: no text lines to wait for). */

@@ -9,6 +9,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { analyze } from '../../extension/analysis/analyze';
 import { readSites } from '../../extension/import/sites';
 import { openProfile } from '../../extension/capture/open';
+import { readSessionFile } from '../../extension/capture/session';
 import { launch, PYTHON, readJson, requirePython, SCRIPTS, tempDir } from '../helpers/agent';
 
 beforeAll(() => requirePython());
@@ -56,9 +57,13 @@ describe('capture agent: running the script', () => {
   });
 
   it("an error inside a torch call: Python's own traceback, none of the profiler's frames", async () => {
-    const { result, stderr } = await launch('torch_error.py');
+    const { result, stderr, dir } = await launch('torch_error.py');
     expect(result.exitCode).toBe(1);
     const script = path.join(SCRIPTS, 'torch_error.py');
+    // Where in the user's code it was raised: the line that called torch, not torch's own frame.
+    const exception = readSessionFile(dir)?.record.exception;
+    expect(exception).toMatchObject({ type: 'RuntimeError', file: script, line: 6 });
+    expect(exception?.message).toContain('shapes cannot be multiplied');
     const plain = spawnSync(PYTHON, [script], { encoding: 'utf8' });
     const traceback = (text: string): string =>
       text.slice(text.indexOf('Traceback (most recent call last):'));

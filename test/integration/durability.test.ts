@@ -460,9 +460,13 @@ describe('flagprof profile: signals and bad input at the command line', () => {
     expect(stderr).toContain('SyntaxError');
     expect(stderr).not.toContain('flagprof_agent');
     // torch was never imported: the record of the run says so.
-    const session = readJson<{ torch: unknown; status: string }>(path.join(dir, 's', 'session.json'));
+    const session = readJson<{ torch: unknown; status: string; exception: unknown }>(
+      path.join(dir, 's', 'session.json'),
+    );
     expect(session.torch).toBeNull();
     expect(session.status).toBe('exception');
+    // The editor shows it as a Problem at the line Python names.
+    expect(session.exception).toMatchObject({ type: 'SyntaxError', file: script, line: 2, column: 5 });
   });
 });
 

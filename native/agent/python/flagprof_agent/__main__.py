@@ -20,7 +20,7 @@ import time
 from . import __version__
 from .modes import MODES, device_activities, device_hint, torch_build
 from .progress import Progress
-from .runner import prepare_interpreter, print_exception, run_script
+from .runner import Terminated, exception_record, prepare_interpreter, print_exception, run_script
 from .segments import SegmentWriter
 from .window import CaptureWindow
 
@@ -332,6 +332,8 @@ class Run:
             session.record["scriptTimeS"] = round(time.time() - self.script_started, 3)
         if error is not None:
             print_exception(error, self.options.script)
+            if not isinstance(error, (KeyboardInterrupt, Terminated)):
+                session.record["exception"] = exception_record(error)
         if status in ("terminated", "hangup"):
             _say("%s; the profile captured so far is kept" % ("terminated" if status == "terminated" else "hung up"))
         session.record.update(status=status, exitCode=code, window=window.describe())
@@ -420,7 +422,7 @@ def main(argv=None):
     if syntax is not None:
         # Before torch is imported: a typo costs a second, not the time it takes to start profiling.
         print_exception(syntax, options.script)
-        session.record.update(status="exception", exitCode=1)
+        session.record.update(status="exception", exitCode=1, exception=exception_record(syntax))
         session.note("the script does not compile: %s" % syntax.__class__.__name__)
         session.write_quietly()
         progress.emit("done", exitCode=1, status="exception")

@@ -154,6 +154,47 @@ def print_exception(error, script):
         pass
 
 
+def exception_record(error):
+    """What session.json says of the exception a run ended with: its type, its message's first line, and where in
+    the user's code it was raised (the innermost frame outside the agent, torch, the standard library and
+    site-packages; for a SyntaxError, the place Python names). The editor shows it as a Problem at that line."""
+    message = str(error).strip().split("\n", 1)[0][:300]
+    record = {"type": type(error).__name__, "message": message}
+    if isinstance(error, SyntaxError) and error.filename and error.lineno:
+        record.update(file=os.path.abspath(error.filename), line=int(error.lineno))
+        if error.offset:
+            record["column"] = int(error.offset)
+        record["message"] = (error.msg or message)[:300]
+        return record
+    tb, site = error.__traceback__, None
+    while tb is not None:
+        filename = tb.tb_frame.f_code.co_filename
+        if _is_user_file(filename):
+            site = (filename, tb.tb_lineno)
+        tb = tb.tb_next
+    if site is not None:
+        record.update(file=os.path.abspath(site[0]), line=int(site[1]))
+    return record
+
+
+def _library_dirs():
+    import sysconfig
+
+    dirs = set()
+    for key in ("stdlib", "platstdlib", "purelib", "platlib"):
+        path = sysconfig.get_paths().get(key)
+        if path:
+            dirs.add(os.path.join(os.path.realpath(path), ""))
+    return tuple(dirs)
+
+
+def _is_user_file(filename):
+    if filename.startswith("<") or _is_launcher_frame(filename):
+        return False
+    real = os.path.realpath(filename)
+    return not real.startswith(_library_dirs()) and "site-packages" not in real
+
+
 def _is_launcher_frame(filename):
     return filename.startswith("<frozen") or "flagprof_agent" in filename or filename.endswith("runpy.py")
 

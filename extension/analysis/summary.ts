@@ -1,5 +1,7 @@
 /** The `flagprof summary --json` document: a stable shape other tools (and our tests) read. */
 import { SLICE_KIND_NAMES, type SourceFrameKind } from '../model/profile';
+import { analyzeMemory } from './memory';
+import { analyzeSteps } from './steps';
 import type { Analysis } from './types';
 
 export interface SummaryJson {
@@ -44,6 +46,70 @@ export interface SummaryJson {
     /** The line's own top-level ops by name, largest device time first (then CPU); at most TOP_LINE_OPS. */
     top_ops: { name: string; calls: number; cpu_us: number; device_us: number }[];
   }[];
+  /** ProfilerStep#N spans, when asked for (SummaryOptions) and the profile has them. */
+  steps?: StepsJson;
+  /** Allocations and frees, when asked for and the profile recorded them (profile_memory). */
+  memory?: MemoryJson;
+}
+
+export interface StepsJson {
+  count: number;
+  /** In time order; start_us from the profile's t = 0; cpu_us: time inside the step's ops. */
+  rows: { step: number; start_us: number; wall_us: number; cpu_us: number; device_us: number }[];
+  slowest: { step: number; wall_us: number };
+  first_us: number;
+  /** Median wall time of the steps after the first; absent with one step. */
+  steady_median_us?: number;
+}
+
+export interface MemoryJson {
+  /** Totals 'trace': the allocator's own; 'deltas': summed from the window's Bytes, counted from 0. */
+  devices: {
+    device: string;
+    samples: number;
+    allocations: number;
+    frees: number;
+    allocated_bytes: number;
+    freed_bytes: number;
+    peak_allocated_bytes: number;
+    peak_allocated_at_us: number;
+    peak_reserved_bytes?: number;
+    peak_reserved_at_us?: number;
+    totals: 'trace' | 'deltas';
+  }[];
+  /** Per line and device, largest allocated first; at_peak_bytes: still held at the device's peak (needs Addr). */
+  lines: {
+    file: string;
+    line: number;
+    function: string;
+    kind?: SourceFrameKind;
+    device: string;
+    allocations: number;
+    frees: number;
+    allocated_bytes: number;
+    freed_bytes: number;
+    net_bytes: number;
+    at_peak_bytes?: number;
+  }[];
+  /** What happened on no user line (a tensor freed by Python between ops, ops outside the user's code). */
+  unattributed: { device: string; allocated_bytes: number; freed_bytes: number }[];
+  /** The last allocations before the profile ends, oldest first (what a run killed by OOM was doing). */
+  last_allocations: {
+    device: string;
+    at_us: number;
+    bytes: number;
+    /** The device's total allocated after it; absent where the trace has no totals. */
+    total_allocated_bytes?: number;
+    file?: string;
+    line?: number;
+    function?: string;
+  }[];
+}
+
+/** Sections beyond the stable core document, each present only when asked for and the profile has the data. */
+export interface SummaryOptions {
+  steps?: boolean;
+  memory?: boolean;
 }
 
 /** Ops per line in the document: the few that explain a line, not every name. */
@@ -54,7 +120,7 @@ function us(ns: number): number {
   return Math.round(ns) / 1000;
 }
 
-export function buildSummary(analysis: Analysis): SummaryJson {
+export function buildSummary(analysis: Analysis, options: SummaryOptions = {}): SummaryJson {
   const { profile } = analysis;
   const counts: Record<string, number> = {};
   for (let i = 0; i < profile.slices.length; i++) {
@@ -62,6 +128,8 @@ export function buildSummary(analysis: Analysis): SummaryJson {
     counts[name] = (counts[name] ?? 0) + 1;
   }
   counts.flow = profile.flows.length;
+  const steps = options.steps ? stepsJson(analysis) : undefined;
+  const memory = options.memory ? memoryJson(analysis) : undefined;
   return {
     source: {
       path: profile.path,
@@ -118,5 +186,78 @@ export function buildSummary(analysis: Analysis): SummaryJson {
         device_us: us(op.deviceNs),
       })),
     })),
+    ...(steps ? { steps } : {}),
+    ...(memory ? { memory } : {}),
+  };
+}
+
+function stepsJson(analysis: Analysis): StepsJson | undefined {
+  const stats = analyzeSteps(analysis);
+  if (!stats) return undefined;
+  const slowest = stats.steps[stats.slowest];
+  return {
+    count: stats.steps.length,
+    rows: stats.steps.map((s) => ({
+      step: s.step,
+      start_us: us(s.startNs),
+      wall_us: us(s.wallNs),
+      cpu_us: us(s.cpuNs),
+      device_us: us(s.deviceNs),
+    })),
+    slowest: { step: slowest.step, wall_us: us(slowest.wallNs) },
+    first_us: us(stats.firstNs),
+    ...(stats.steadyMedianNs === undefined ? {} : { steady_median_us: us(stats.steadyMedianNs) }),
+  };
+}
+
+function memoryJson(analysis: Analysis): MemoryJson | undefined {
+  const stats = analyzeMemory(analysis);
+  if (!stats) return undefined;
+  return {
+    devices: stats.devices.map((d) => ({
+      device: d.device,
+      samples: d.samples,
+      allocations: d.allocations,
+      frees: d.frees,
+      allocated_bytes: d.allocatedBytes,
+      freed_bytes: d.freedBytes,
+      peak_allocated_bytes: d.peakAllocatedBytes,
+      peak_allocated_at_us: us(d.peakAllocatedNs),
+      ...(d.peakReservedBytes === undefined
+        ? {}
+        : { peak_reserved_bytes: d.peakReservedBytes, peak_reserved_at_us: us(d.peakReservedNs ?? 0) }),
+      totals: d.totals,
+    })),
+    lines: stats.lines.map((m) => {
+      const line = analysis.lines[m.line];
+      return {
+        file: line.file,
+        line: line.line,
+        function: line.function,
+        ...(line.kind === undefined ? {} : { kind: line.kind }),
+        device: m.device,
+        allocations: m.allocations,
+        frees: m.frees,
+        allocated_bytes: m.allocatedBytes,
+        freed_bytes: m.freedBytes,
+        net_bytes: m.netBytes,
+        ...(m.atPeakBytes === undefined ? {} : { at_peak_bytes: m.atPeakBytes }),
+      };
+    }),
+    unattributed: stats.unattributed.map((u) => ({
+      device: u.device,
+      allocated_bytes: u.allocatedBytes,
+      freed_bytes: u.freedBytes,
+    })),
+    last_allocations: stats.lastAllocations.map((a) => {
+      const line = a.line >= 0 ? analysis.lines[a.line] : undefined;
+      return {
+        device: a.device,
+        at_us: us(a.timeNs),
+        bytes: a.bytes,
+        ...(Number.isNaN(a.allocatedBytes) ? {} : { total_allocated_bytes: a.allocatedBytes }),
+        ...(line ? { file: line.file, line: line.line, function: line.function } : {}),
+      };
+    }),
   };
 }

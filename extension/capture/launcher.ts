@@ -53,6 +53,8 @@ export interface CaptureOptions {
   mode?: CaptureMode;
   delayS?: number;
   durationS?: number;
+  /** Record every allocation and free (torch.profiler's profile_memory): `[memory]` events in the trace. */
+  profileMemory?: boolean;
   /** FLAGOS_TRACE=1 in the child (default on); off removes it from the child's environment. */
   flagosTrace?: boolean;
   env?: NodeJS.ProcessEnv;
@@ -216,6 +218,7 @@ export function agentArgs(options: CaptureOptions): string[] {
   if (options.delayS !== undefined) args.push('--delay', String(options.delayS));
   if (options.durationS !== undefined) args.push('--duration', String(options.durationS));
   if (options.segmentS !== undefined) args.push('--segment', String(options.segmentS));
+  if (options.profileMemory) args.push('--profile-memory');
   args.push('--', options.script, ...(options.args ?? []));
   return args;
 }

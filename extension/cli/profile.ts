@@ -17,7 +17,7 @@ import { parseCommandArgs } from './errors';
 import { renderSummary } from './summary';
 
 const USAGE =
-  'usage: flagprof profile [--out DIR] [--python PY] [--mode auto|kineto|agent|cpu] [--delay S] [--duration S] [--segment S] [--json] [--keep N] [--no-flagos-trace] -- script.py [args...]';
+  'usage: flagprof profile [--out DIR] [--python PY] [--mode auto|kineto|agent|cpu] [--delay S] [--duration S] [--segment S] [--memory] [--json] [--keep N] [--no-flagos-trace] -- script.py [args...]';
 
 const VALUE_OPTIONS = new Set([
   '--out',
@@ -82,6 +82,7 @@ function profileOptions(argv: string[]) {
       keep: { type: 'string' },
       top: { type: 'string' },
       json: { type: 'boolean' },
+      memory: { type: 'boolean' },
       'no-flagos-trace': { type: 'boolean' },
     },
     USAGE,
@@ -115,6 +116,7 @@ function profileOptions(argv: string[]) {
     out: values.out,
     python: values.python,
     json: values.json === true,
+    memory: values.memory === true,
     flagosTrace: values['no-flagos-trace'] !== true,
   };
 }
@@ -135,6 +137,7 @@ async function runAgent(options: ProfileOptions, python: string, sessionDir: str
       delayS: options.delayS,
       durationS: options.durationS,
       segmentS: options.segmentS,
+      profileMemory: options.memory,
       flagosTrace: options.flagosTrace,
       stdin: 'inherit',
       // With --json, stdout carries only the summary: the script's own output moves to stderr.
@@ -175,7 +178,10 @@ async function printSession(
   const record = session.session?.record;
   if (session.tracePath) {
     try {
-      const summary = buildSummary(analyze((await openProfile(session)).profile));
+      const summary = buildSummary(analyze((await openProfile(session)).profile), {
+        steps: true,
+        memory: true,
+      });
       process.stdout.write(
         options.json ? `${JSON.stringify(summary, null, 1)}\n` : `\n${renderSummary(summary, options.top)}`,
       );

@@ -1,16 +1,17 @@
 import { analyze } from '../analysis/analyze';
 import { LINE_KIND_LABELS } from '../analysis/lines';
-import { buildSummary, type SummaryJson } from '../analysis/summary';
+import { buildSummary, type MemoryJson, type StepsJson, type SummaryJson } from '../analysis/summary';
 import { openProfile } from '../capture/open';
 import { terminalText } from '../shared/text';
 import type { CliCommand } from './commands';
 import { UserError } from '../import/errors';
 import { parseCommandArgs } from './errors';
-import { formatUs } from '../shared/format';
+import { formatBytes, formatUs } from '../shared/format';
 import { formatTable } from './format';
 
 export const summaryCommand: CliCommand = {
-  synopsis: 'summary TRACE|SESSION [--json] [--top N]   ops, kernels and source lines by device time',
+  synopsis:
+    'summary TRACE|SESSION [--json] [--top N]   ops, kernels, source lines, steps and memory by device time',
   async run(argv) {
     const parsed = parseCommandArgs(
       argv,
@@ -24,7 +25,7 @@ export const summaryCommand: CliCommand = {
     if (!Number.isInteger(top) || top <= 0)
       throw new UserError(`--top: expected a positive integer, got '${parsed.values.top}'`);
     const { profile } = await openProfile(target);
-    const summary = buildSummary(analyze(profile));
+    const summary = buildSummary(analyze(profile), { steps: true, memory: true });
     for (const warning of summary.source.warnings)
       process.stderr.write(`flagprof: warning: ${terminalText(target)}: ${terminalText(warning)}\n`);
     process.stdout.write(
@@ -110,5 +111,93 @@ export function renderSummary(summary: SummaryJson, top: number): string {
       ),
     );
   }
+  if (summary.steps) out.push('', ...renderSteps(summary.steps, top));
+  if (summary.memory) out.push('', ...renderMemory(summary.memory, top));
   return `${out.join('\n')}\n`;
+}
+
+/** The steps in time order (the first `top`), with the first set against the steady state. */
+function renderSteps(steps: StepsJson, top: number): string[] {
+  const steady = steps.steady_median_us;
+  const head =
+    `Steps (${steps.count} ProfilerStep span${steps.count === 1 ? '' : 's'}): first ${formatUs(steps.first_us)}` +
+    (steady === undefined
+      ? ''
+      : `, steady state (median of the rest) ${formatUs(steady)}${steady > 0 ? ` (first ${ratio(steps.first_us, steady)})` : ''}`) +
+    `; slowest #${steps.slowest.step} ${formatUs(steps.slowest.wall_us)}`;
+  const rows = steps.rows
+    .slice(0, top)
+    .map((r) => [
+      `#${r.step}${r.step === steps.slowest.step ? ' (slowest)' : ''}`,
+      formatUs(r.wall_us),
+      formatUs(r.cpu_us),
+      formatUs(r.device_us),
+    ]);
+  const lines = [head, formatTable(['step', 'wall', 'CPU in ops', 'device'], rows)];
+  if (steps.rows.length > top) lines.push(`… ${steps.rows.length - top} more (--top N, or --json)`);
+  return lines;
+}
+
+/** Peak per device, then the lines that allocated the most. */
+function renderMemory(memory: MemoryJson, top: number): string[] {
+  const deltas = memory.devices.some((d) => d.totals === 'deltas');
+  const lines = [
+    `Memory (peak allocated per device${deltas ? '; "deltas": the trace has no totals, counted from 0 at the window\'s start' : ''})`,
+    formatTable(
+      ['device', 'peak allocated', 'at', 'peak reserved', 'allocated', 'freed', 'allocs', 'frees'],
+      memory.devices.map((d) => [
+        d.device,
+        `${formatBytes(d.peak_allocated_bytes)}${d.totals === 'deltas' ? ' (deltas)' : ''}`,
+        formatUs(d.peak_allocated_at_us),
+        d.peak_reserved_bytes === undefined ? '—' : formatBytes(d.peak_reserved_bytes),
+        formatBytes(d.allocated_bytes),
+        formatBytes(d.freed_bytes),
+        String(d.allocations),
+        String(d.frees),
+      ]),
+    ),
+  ];
+  for (const u of memory.unattributed)
+    lines.push(
+      `on no user line (freed between ops, or ops outside your code): ${u.device} ` +
+        `${formatBytes(u.allocated_bytes)} allocated, ${formatBytes(u.freed_bytes)} freed`,
+    );
+  const last = memory.last_allocations.at(-1);
+  if (last)
+    lines.push(
+      `last allocation before the end: ${last.device} ${formatBytes(last.bytes)} at ${formatUs(last.at_us)}` +
+        (last.file === undefined ? ', on no user line' : `, ${terminalText(`${last.file}:${last.line}`)}`) +
+        (last.total_allocated_bytes === undefined
+          ? ''
+          : ` (${formatBytes(last.total_allocated_bytes)} allocated)`),
+    );
+  if (memory.lines.length === 0) return lines;
+  lines.push(
+    '',
+    `Top source lines by bytes allocated (of ${memory.lines.length}; at peak: still held at the device's peak)`,
+    formatTable(
+      ['line', 'function', 'device', 'allocated', 'freed', 'net', 'at peak', 'allocs'],
+      memory.lines
+        .slice(0, top)
+        .map((l) => [
+          `${l.file}:${l.line}${l.kind && l.kind !== 'function' ? ` (${LINE_KIND_LABELS[l.kind]})` : ''}`,
+          l.function,
+          l.device,
+          formatBytes(l.allocated_bytes),
+          formatBytes(l.freed_bytes),
+          signedBytes(l.net_bytes),
+          l.at_peak_bytes === undefined ? '—' : formatBytes(l.at_peak_bytes),
+          String(l.allocations),
+        ]),
+    ),
+  );
+  return lines;
+}
+
+function signedBytes(bytes: number): string {
+  return bytes < 0 ? `-${formatBytes(-bytes)}` : formatBytes(bytes);
+}
+
+function ratio(value: number, base: number): string {
+  return `${(value / base).toFixed(2)}×`;
 }

@@ -10,7 +10,7 @@ import type { Readable } from 'node:stream';
 import { pipeline } from 'node:stream';
 import { isatty } from 'node:tty';
 import { createGunzip } from 'node:zlib';
-import { FlowPhase, Profile, SliceKind, isOpKind } from '../model/profile';
+import { FlowPhase, MemoryTable, Profile, SliceKind, isOpKind } from '../model/profile';
 import {
   ByteInterner,
   Ch,
@@ -572,6 +572,7 @@ class TraceParser {
     }
     for (const m of this.metadataEvents) this.applyMetadataEvent(m);
     finishProfile(this.profile, this.tracks, Number.isNaN(this.originUs) ? 0 : this.originUs);
+    this.profile.memory = readMemorySamples(this.profile);
     return this.profile;
   }
 
@@ -1253,4 +1254,52 @@ function safeArgs(text: string): Record<string, unknown> {
   } catch {
     return {};
   }
+}
+
+/** Torch's name for an allocation or free instant (profile_memory=True). */
+const MEMORY_EVENT = '[memory]';
+
+/**
+ * The `[memory]` instants as memory samples, in time order, each with the op running on its thread when it
+ * happened. They stay instant slices too (the timeline shows them); undefined when the trace has none.
+ */
+export function readMemorySamples(profile: Profile): MemoryTable | undefined {
+  const name = profile.strings.find(MEMORY_EVENT);
+  if (name < 0) return undefined;
+  const { slices } = profile;
+  const events: number[] = [];
+  for (let i = 0; i < slices.length; i++)
+    if (slices.name[i] === name && slices.kind[i] === SliceKind.Instant) events.push(i);
+  if (events.length === 0) return undefined;
+  events.sort((a, b) => slices.start[a] - slices.start[b] || a - b);
+  const memory = new MemoryTable();
+  for (const i of events) {
+    const args = profile.argsOf(i);
+    const bytes = numberArg(args.Bytes);
+    if (Number.isNaN(bytes)) continue;
+    const deviceId = numberArg(args['Device Id']);
+    memory.push(
+      i,
+      numberArg(args['Device Type']) || 0,
+      Number.isNaN(deviceId) ? -1 : deviceId,
+      bytes,
+      numberArg(args['Total Allocated']),
+      numberArg(args['Total Reserved']),
+      numberArg(args.Addr),
+      enclosingOp(profile, i),
+    );
+  }
+  memory.compact();
+  return memory.length > 0 ? memory : undefined;
+}
+
+function numberArg(value: unknown): number {
+  return typeof value === 'number' ? value : typeof value === 'string' && value !== '' ? Number(value) : NaN;
+}
+
+/** The innermost op around slice i on its thread (instants at the same time nest in each other: skipped). */
+function enclosingOp(profile: Profile, i: number): number {
+  const { parent, kind } = profile.slices;
+  for (let a = parent[i]; a >= 0; a = parent[a]) if (isOpKind(kind[a])) return a;
+  return -1;
 }

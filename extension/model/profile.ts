@@ -142,7 +142,7 @@ export function parseArgsText(text: string): Record<string, unknown> {
 }
 
 /** Growable typed columns; capacity doubles, so appends are amortised O(1). */
-function grow<T extends Float64Array | Uint32Array | Int32Array | Uint16Array | Uint8Array>(
+function grow<T extends Float64Array | Uint32Array | Int32Array | Int16Array | Uint16Array | Uint8Array>(
   array: T,
   capacity: number,
 ): T {
@@ -284,6 +284,93 @@ export class FlowTable {
   }
 }
 
+/** Torch's c10::DeviceType numbers, as `[memory]` events write "Device Type", and the names torch prints. */
+const DEVICE_TYPE_NAMES: Record<number, string> = {
+  0: 'cpu',
+  1: 'cuda',
+  6: 'hip',
+  9: 'xla',
+  12: 'xpu',
+  13: 'mps',
+  15: 'hpu',
+  19: 'mtia',
+  20: 'privateuseone',
+};
+
+/** A device as torch names it: `cpu`, `cuda:0`; an unknown type keeps its number. */
+export function deviceName(deviceType: number, deviceId: number): string {
+  const type = DEVICE_TYPE_NAMES[deviceType] ?? `device-type-${deviceType}`;
+  return deviceId < 0 ? type : `${type}:${deviceId}`;
+}
+
+/**
+ * Allocations and frees (torch's `[memory]` instant events, profile_memory=True) in columns, in time order. Each
+ * sample keeps its instant's slice index rather than a copy of its time: a merge that re-bases the slices'
+ * times (reindex) moves the samples with them. Totals and Addr are NaN where the trace has none (2021 traces
+ * write only Bytes).
+ */
+export class MemoryTable {
+  length = 0;
+  /** The `[memory]` instant slice; the sample's time is slices.start[event]. */
+  event = new Int32Array(64);
+  /** c10::DeviceType (0 CPU, 1 CUDA, ...) and the device index (-1 for the CPU). */
+  deviceType = new Uint8Array(64);
+  deviceId = new Int16Array(64);
+  /** Bytes allocated (> 0) or freed (< 0). */
+  bytes = new Float64Array(64);
+  /** The allocator's totals after the event ("Total Allocated", "Total Reserved"). */
+  allocated = new Float64Array(64);
+  reserved = new Float64Array(64);
+  addr = new Float64Array(64);
+  /** The innermost op (cpu_op or user_annotation) running on the event's thread, or -1. */
+  op = new Int32Array(64);
+
+  push(
+    event: number,
+    deviceType: number,
+    deviceId: number,
+    bytes: number,
+    allocated: number,
+    reserved: number,
+    addr: number,
+    op: number,
+  ): void {
+    const i = this.length;
+    if (i === this.event.length) this.resize(i * 2);
+    this.event[i] = event;
+    this.deviceType[i] = deviceType;
+    this.deviceId[i] = deviceId;
+    this.bytes[i] = bytes;
+    this.allocated[i] = allocated;
+    this.reserved[i] = reserved;
+    this.addr[i] = addr;
+    this.op[i] = op;
+    this.length = i + 1;
+  }
+
+  /** Shrinks the columns to their length once loading is done. */
+  compact(): void {
+    if (this.length < this.event.length) this.resize(Math.max(this.length, 1));
+  }
+
+  byteSize(): number {
+    return this.event.length * (4 + 1 + 2 + 8 * 4 + 4);
+  }
+
+  private resize(capacity: number): void {
+    const fit = <T extends Float64Array | Int32Array | Int16Array | Uint8Array>(array: T): T =>
+      capacity < array.length ? (array.slice(0, capacity) as T) : grow(array, capacity);
+    this.event = fit(this.event);
+    this.deviceType = fit(this.deviceType);
+    this.deviceId = fit(this.deviceId);
+    this.bytes = fit(this.bytes);
+    this.allocated = fit(this.allocated);
+    this.reserved = fit(this.reserved);
+    this.addr = fit(this.addr);
+    this.op = fit(this.op);
+  }
+}
+
 /** One frame of a user's call site: an absolute (or trace-relative) file path, a 1-based line, the function. */
 export interface SourceFrame {
   file: string;
@@ -338,6 +425,8 @@ export class Profile {
   };
   /** Exact call-site chains by External id, innermost first (from the capture agent's sites.json). */
   sites: Map<number, SourceFrame[]> | undefined;
+  /** Allocations and frees, where the trace recorded them (profile_memory); undefined otherwise. */
+  memory: MemoryTable | undefined;
 
   constructor(readonly path: string) {}
 

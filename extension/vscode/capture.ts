@@ -17,6 +17,7 @@ import {
   registerInterpreterCommands,
   selectInterpreter,
 } from './interpreter';
+import { registerSessions } from './sessions';
 import {
   CAPTURE_MODES,
   startCapture,
@@ -31,6 +32,7 @@ import { createSessionDir, pruneSessions } from '../capture/sessions';
 import type { SessionRecord } from '../capture/session';
 import { summaryMarkdown } from '../analysis/summaryMarkdown';
 import { setActiveProfile } from './editorAnnotations';
+import { showTimeline } from './timeline';
 import { formatDuration } from '../shared/format';
 
 /** A finished capture: its session opened (opened.source is the session folder) and analysed. */
@@ -64,6 +66,7 @@ export function registerCapture(context: vscode.ExtensionContext): void {
   runProblems = vscode.languages.createDiagnosticCollection('flagos-run');
   context.subscriptions.push(runProblems);
   registerInterpreterCommands(context);
+  sessions = registerSessions(context, sessionsRoot(context));
   context.subscriptions.push(
     output,
     // A window closing mid-run cancels the script the same way the Cancel button does.
@@ -146,7 +149,8 @@ async function scriptArguments(
   }
 }
 
-function sessionsRoot(context: vscode.ExtensionContext): string {
+/** Where the editor's own runs are kept (the Sessions view lists them with the command line's). */
+export function sessionsRoot(context: vscode.ExtensionContext): string {
   return path.join((context.storageUri ?? context.globalStorageUri).fsPath, 'sessions');
 }
 
@@ -282,6 +286,7 @@ async function runCapture(
       delayS: typeof delay === 'number' && delay > 0 ? delay : undefined,
       durationS: typeof duration === 'number' && duration > 0 ? duration : undefined,
       flagosTrace: config.get<boolean>('trace') !== false,
+      profileMemory: config.get<boolean>('profileMemory') === true,
       stdin: 'ignore',
       unbuffered: true,
       stdout: (chunk) => channel.append(chunk.toString('utf8')),
@@ -293,7 +298,8 @@ async function runCapture(
     `■ exit code ${result.exitCode}${result.cancelled ? ' (cancelled)' : ''} after ${formatDuration(result.wallMs * 1e6)}`,
   );
   if (result.seal?.note) channel.appendLine(`■ ${result.seal.note}`);
-  await showSession(locateSession(sessionDir), script, result, channel);
+  sessions?.refresh();
+  await showSession(context, locateSession(sessionDir), script, result, channel);
 }
 
 type RunException = NonNullable<SessionRecord['exception']>;
@@ -346,6 +352,7 @@ async function askAboutEnd(
 }
 
 let runProblems: vscode.DiagnosticCollection | undefined;
+let sessions: { refresh(): void } | undefined;
 
 /** The exception a run ended with, as a Problem at its line (replacing the previous run's). */
 function showRunProblem(exception: RunException | undefined): void {
@@ -362,8 +369,51 @@ function showRunProblem(exception: RunException | undefined): void {
   runProblems.set(vscode.Uri.file(exception.file), [diagnostic]);
 }
 
+/** The one notification a finished run gets: how it ended and its top line, and where to look next. */
+function doneText(
+  script: string,
+  result: CaptureResult,
+  record: SessionRecord | undefined,
+  summary: ReturnType<typeof buildSummary>,
+): string {
+  const top = summary.lines.find((line) => line.exact) ?? summary.lines[0];
+  const onDevice = top !== undefined && top.device_total_us > 0;
+  const topText = top
+    ? `top line ${path.basename(top.file)}:${top.line} (${onDevice ? 'device' : 'CPU'} ${formatDuration((onDevice ? top.device_total_us : top.cpu_total_us) * 1e3)})`
+    : undefined;
+  if (result.exitCode !== 0)
+    return [endText(script, result, record), topText && `${topText}.`].filter(Boolean).join(' ');
+  return `FlagOS: ${path.basename(script)} profiled in ${formatDuration(result.wallMs * 1e6)}${topText ? `; ${topText}` : ''}.`;
+}
+
+/** Where to look next: the timeline, the summary, the line that raised. */
+async function offerResults(
+  context: vscode.ExtensionContext,
+  session: SessionSource,
+  opened: OpenedProfile,
+  analysis: Analysis,
+  summaryFile: string,
+  message: string,
+): Promise<void> {
+  const exception = session.session?.record.exception;
+  const actions = ['Open Timeline', 'Summary', ...(exception?.file && exception.line ? ['Go to Line'] : [])];
+  const ended = exception !== undefined || !message.includes(' profiled in ');
+  const show = ended ? vscode.window.showWarningMessage : vscode.window.showInformationMessage;
+  const choice = await show(message, ...actions);
+  if (choice === 'Open Timeline') showTimeline(context, opened.profile, analysis);
+  if (choice === 'Summary')
+    await vscode.commands.executeCommand('markdown.showPreview', vscode.Uri.file(summaryFile));
+  if (choice === 'Go to Line' && exception?.file && exception.line) {
+    const at = new vscode.Position(exception.line - 1, Math.max(0, (exception.column ?? 1) - 1));
+    await vscode.window.showTextDocument(vscode.Uri.file(exception.file), {
+      selection: new vscode.Range(at, at),
+    });
+  }
+}
+
 /** The finished run's profile, to whoever shows it; or why there is none. */
 async function showSession(
+  context: vscode.ExtensionContext,
   session: SessionSource,
   script: string,
   result: CaptureResult,
@@ -385,29 +435,32 @@ async function showSession(
     );
     return;
   }
-  if (result.exitCode !== 0)
-    void askAboutEnd(endText(script, result, record), record?.exception, channel, 'warning');
   try {
     const opened = await openProfile(session);
     const { profile } = opened;
     const analysis = analyze(profile);
     setActiveProfile(profile, analysis, `${path.basename(script)} · ${new Date().toLocaleTimeString()}`);
-    if (listeners.size > 0) {
-      for (const listener of listeners) await listener(opened, analysis);
-    } else {
-      const markdown = summaryMarkdown(buildSummary(analysis), {
-        script,
-        sessionDir: session.folder,
-        exitCode: result.exitCode,
-        mode: record?.mode?.chosen,
-        modeReason: record?.mode?.reason,
-        notes: record?.notes,
-      });
-      // A file in the session folder, shown as a preview: read-only, and nothing asks to be saved on exit.
-      const file = path.join(session.folder, 'summary.md');
-      await writeFile(file, markdown, 'utf8');
-      await vscode.commands.executeCommand('markdown.showPreview', vscode.Uri.file(file));
-    }
+    for (const listener of listeners) await listener(opened, analysis);
+    const summary = buildSummary(analysis);
+    const markdown = summaryMarkdown(summary, {
+      script,
+      sessionDir: session.folder,
+      exitCode: result.exitCode,
+      mode: record?.mode?.chosen,
+      modeReason: record?.mode?.reason,
+      notes: record?.notes,
+    });
+    // A file in the session folder, shown as a preview: read-only, and nothing asks to be saved on exit.
+    const summaryFile = path.join(session.folder, 'summary.md');
+    await writeFile(summaryFile, markdown, 'utf8');
+    void offerResults(
+      context,
+      session,
+      opened,
+      analysis,
+      summaryFile,
+      doneText(script, result, record, summary),
+    );
   } catch (error) {
     void vscode.window.showErrorMessage(`FlagOS: ${(error as Error).message}`);
   }

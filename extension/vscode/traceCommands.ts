@@ -30,8 +30,11 @@ async function pickTrace(): Promise<vscode.Uri | undefined> {
 }
 
 /** Loads, analyses and shows a trace or session folder; errors are one clear message, never a stack. */
-export async function openTrace(context: vscode.ExtensionContext, source: string): Promise<void> {
-  const label = path.basename(source);
+export async function openTrace(
+  context: vscode.ExtensionContext,
+  source: string,
+  label = path.basename(source),
+): Promise<void> {
   try {
     const { profile, analysis } = await vscode.window.withProgress(
       {

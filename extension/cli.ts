@@ -19,6 +19,8 @@ const INPUT_COMMANDS: Record<string, readonly string[]> = {
   diagnostics: [],
   baseline: ['--out'],
   report: ['--out', '-o'],
+  diff: ['--by', '--top'],
+  export: ['--out', '-o'],
 };
 
 /** The words that are flagprof's own: a script's arguments after `profile script.py`, or after `--`, are not. */
@@ -44,6 +46,12 @@ function stdinAsPath(name: string, argv: string[]): string[] {
 }
 
 async function main(argv: string[]): Promise<number> {
+  // A reader that stops early (`flagprof summary t.json --json | head`) closes the pipe: that is the end, not an
+  // error with a stack.
+  process.stdout.on('error', (error: NodeJS.ErrnoException) => {
+    if (error.code === 'EPIPE') process.exit(0);
+    throw error;
+  });
   const [name, ...rest] = argv;
   if (!name) {
     process.stderr.write(usage());

@@ -10,6 +10,7 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import {
+  appendFileSync,
   closeSync,
   createWriteStream,
   mkdirSync,
@@ -27,6 +28,7 @@ import { StringDecoder } from 'node:string_decoder';
 import { findAgentRoot } from './agent';
 import { sealSession, SITES_PART, type SealResult } from './seal';
 import { SESSION_FILES } from './session';
+import { KinetoLogFilter } from './kinetoLog';
 
 export type CaptureMode = 'auto' | 'kineto' | 'agent' | 'cpu';
 export const CAPTURE_MODES: readonly CaptureMode[] = ['auto', 'kineto', 'agent', 'cpu'];
@@ -160,6 +162,15 @@ export function isFlagosTraceLine(line: string): boolean {
   return FLAGOS_LINE.test(line);
 }
 
+/** Appends one line to a session file; a folder removed under the run costs the line, not the run. */
+function appendLine(file: string, line: string): void {
+  try {
+    appendFileSync(file, `${line}\n`);
+  } catch {
+    // The line is Kineto's own log: nothing the user needs.
+  }
+}
+
 /** Splits a byte stream into lines (the last partial line is flushed at the end). */
 class LineSplitter {
   private pending = '';
@@ -284,11 +295,14 @@ export class CaptureRun {
     };
     if (typeof options.stdout === 'function') drain(child.stdout, options.stdout);
     const toUser = options.stderr ?? ((chunk: Buffer) => process.stderr.write(chunk));
+    const kinetoLog = new KinetoLogFilter(toUser, (line) =>
+      appendLine(path.join(options.sessionDir, SESSION_FILES.kinetoLog), line),
+    );
     const stderrLines = new LineSplitter((line) => tee.line(line));
     // A character split across two reads must not become two replacement characters in the diagnostics.
     const stderrText = new StringDecoder('utf8');
     drain(child.stderr, (chunk) => {
-      toUser(chunk);
+      kinetoLog.push(chunk);
       stderrLines.push(stderrText.write(chunk));
     });
     const progressLines = new LineSplitter((line) => {
@@ -327,6 +341,7 @@ export class CaptureRun {
           for (const stream of [child.stdout, child.stderr, child.stdio[3]])
             (stream as Readable | null)?.destroy();
           stderrLines.push(stderrText.end());
+          kinetoLog.end();
           stderrLines.end();
           progressLines.end();
           await tee.close();

@@ -14,6 +14,8 @@ export const SESSION_FILES = {
   session: 'session.json',
   diagnostics: 'diagnostics.jsonl',
   capture: 'capture.fpc',
+  /** Kineto's own log lines, taken out of the script's stderr (capture/kinetoLog.ts). */
+  kinetoLog: 'kineto.log',
 } as const;
 
 /** A folder put together by hand or by a workload script: its trace may be plain JSON, or named by torch. */

@@ -6,6 +6,7 @@ import { diagnosticsCommand } from './diagnostics';
 import { reportCommand } from './report';
 import { profileCommand } from './profile';
 import { decodeCommand } from './decode';
+import { diffCommand, DIFF_HELP } from './diff';
 
 export interface CliCommand {
   /** One line for `flagprof --help`. */
@@ -21,6 +22,7 @@ export const COMMANDS: Record<string, CliCommand> = {
   report: reportCommand,
   profile: profileCommand,
   decode: decodeCommand,
+  diff: diffCommand,
 };
 
 const TRACE_INPUT =
@@ -30,7 +32,8 @@ const TRACE_INPUT =
 export const HELP: Record<string, string> = {
   summary: `usage: flagprof summary TRACE|SESSION [--json] [--top N]
 
-Ops, kernels and source lines by device time (by CPU time when the profile has no device activity).
+Ops, kernels and source lines by device time (by CPU time when the profile has no device activity); a Steps
+table when the trace has ProfilerStep#N spans, a Memory section when it recorded allocations (profile --memory).
 ${TRACE_INPUT}
 
 options:
@@ -90,6 +93,7 @@ options:
   --mode M             auto, kineto, agent or cpu (default auto)
   --delay S            seconds before profiling begins (default: from the start)
   --duration S         seconds of profiling (default: until the script ends)
+  --memory             record allocations and frees (torch profile_memory): a Memory section in the summary
   --keep N             sessions kept under .flagprof/sessions (default 10)
   --top N              rows per table of the summary (default 15)
   --json               the summary as JSON on stdout (the script's output moves to stderr)
@@ -104,6 +108,8 @@ options:
   --json       the capture as JSON
   -h, --help   this help
 `,
+  // Each module owns its help text, beside its options.
+  diff: DIFF_HELP,
 };
 
 export function usage(): string {

@@ -376,10 +376,16 @@ function doneText(
   record: SessionRecord | undefined,
   summary: ReturnType<typeof buildSummary>,
 ): string {
-  const top = summary.lines.find((line) => line.exact) ?? summary.lines[0];
-  const onDevice = top !== undefined && top.device_total_us > 0;
+  // The line whose own ops cost most (self time: a call line's total would name main() every time).
+  const onDevice = summary.lines.some((line) => line.device_self_us > 0);
+  const own = (line: (typeof summary.lines)[number]): number =>
+    onDevice ? line.device_self_us : line.cpu_self_us;
+  const top = summary.lines.reduce<(typeof summary.lines)[number] | undefined>(
+    (best, line) => (!best || own(line) > own(best) ? line : best),
+    undefined,
+  );
   const topText = top
-    ? `top line ${path.basename(top.file)}:${top.line} (${onDevice ? 'device' : 'CPU'} ${formatDuration((onDevice ? top.device_total_us : top.cpu_total_us) * 1e3)})`
+    ? `top line ${path.basename(top.file)}:${top.line} (${onDevice ? 'device' : 'CPU'} ${formatDuration(own(top) * 1e3)})`
     : undefined;
   if (result.exitCode !== 0)
     return [endText(script, result, record), topText && `${topText}.`].filter(Boolean).join(' ');

@@ -132,6 +132,37 @@ try {
     return (await status.innerText()).trim();
   });
 
+  await step('the end of the run is one notification naming the top line, with Open Timeline and Summary', async () => {
+    const toast = page
+      .locator('.notifications-toasts .notification-toast', { hasText: `${EXAMPLE} profiled in` })
+      .first();
+    await toast.waitFor({ timeout: 60_000 });
+    const text = (await toast.innerText()).replace(/\s+/g, ' ');
+    if (!/top line \S+:\d+ \((device|CPU) [\d.]+ (ns|µs|ms|s)\)/.test(text))
+      throw new Error(`the notification does not name the top line: ${text.slice(0, 200)}`);
+    for (const action of ['Open Timeline', 'Summary'])
+      if (!(await toast.locator('.monaco-button', { hasText: action }).count()))
+        throw new Error(`the notification has no "${action}": ${text.slice(0, 200)}`);
+    await screenshot('run-finished');
+    await runCommand(page, 'Notifications: Clear All Notifications');
+    return text.slice(0, 160);
+  });
+
+  await step('the Sessions view lists the run, newest first, with its mode and exit', async () => {
+    await page.locator('.activitybar .action-item a[aria-label^="FlagOS"]').first().click({ force: true });
+    const row = page
+      .locator('.pane', { hasText: 'Sessions' })
+      .locator('.monaco-list-row', { hasText: `${EXAMPLE} ·` })
+      .first();
+    await row.waitFor({ timeout: 30_000 });
+    const text = (await row.innerText()).replace(/\s+/g, ' ');
+    if (!/exit 0/.test(text)) throw new Error(`the session row does not say how the run ended: ${text}`);
+    await screenshot('sessions-view');
+    // Back to the Explorer, where the other steps find the files.
+    await runCommand(page, 'View: Show Explorer');
+    return text;
+  });
+
   await step('CodeLens shows device time, CPU time and kernels above the functions', async () => {
     // The profile may have opened a preview or the timeline beside the editor: bring the script back first.
     await openFile(page, EXAMPLE);

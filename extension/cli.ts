@@ -20,7 +20,7 @@ const INPUT_COMMANDS: Record<string, readonly string[]> = {
   baseline: ['--out'],
   report: ['--out', '-o'],
   diff: ['--by', '--top'],
-  export: ['--out', '-o'],
+  export: ['--out', '-o', '--rank'],
 };
 
 /** The words that are flagprof's own: a script's arguments after `profile script.py`, or after `--`, are not. */

@@ -51,4 +51,10 @@ if (existsSync('webview/bringup/main.ts')) {
     build({ ...common, entryPoints: ['webview/bringup/main.ts'], outfile: 'dist/bringup.js', platform: 'browser', format: 'iife', target: 'es2022' }),
   );
 }
+if (existsSync('webview/results/main.ts')) {
+  // The Results view: its own bundle (and results.css from its CSS import).
+  builds.push(
+    build({ ...common, entryPoints: ['webview/results/main.ts'], outfile: 'dist/results.js', platform: 'browser', format: 'iife', target: 'es2022' }),
+  );
+}
 await Promise.all(builds);

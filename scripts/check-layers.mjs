@@ -17,6 +17,7 @@ import ts from 'typescript';
 const LAYERS = [
   ['extension/protocol.ts', 'protocol'],
   ['extension/bringup/protocol.ts', 'protocol'],
+  ['extension/results/protocol.ts', 'protocol'],
   ['extension/extension.ts', 'vscode'],
   ['extension/cli.ts', 'cli'],
   ['extension/shared/', 'shared'],

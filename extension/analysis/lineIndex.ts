@@ -16,6 +16,7 @@
 import type { Profile, SourceFrameKind } from '../model/profile';
 import { isDeviceKind } from '../model/profile';
 import { formatMs } from '../shared/format';
+import type { LineDiff } from './diff';
 import { markdownCode, markdownText } from '../shared/text';
 import { LINE_KIND_LABELS, chainTotals, kernelNames, opNames } from './lines';
 import type { Analysis, LineStat } from './types';
@@ -573,6 +574,28 @@ export interface HoverOptions {
   openLine?: (file: string, line: number) => string | undefined;
   /** Set when the file changed since the profile in a way that cannot be mapped. */
   staleMessage?: string;
+  /** The run the user compares against ("FlagOS: Compare with…"): its label and this line's row of the diff. */
+  baseline?: { label: string; row: LineDiff | undefined };
+}
+
+function signedMs(ns: number): string {
+  return ns === 0 ? '±0' : `${ns > 0 ? '+' : '−'}${formatMs(Math.abs(ns))}`;
+}
+
+/** "Δ vs base: CPU total +12.3 ms (1.25×) · self …", or why there is nothing to compare. */
+function baselineLine(baseline: NonNullable<HoverOptions['baseline']>, hasDevice: boolean): string {
+  const label = markdownText(baseline.label);
+  const row = baseline.row;
+  if (!row || !row.b) return `Δ vs ${label}: no data for this line in the diff`;
+  if (!row.a)
+    return `Δ vs ${label}: **new** — the line ran no ops there${row.edited ? ' (the line was edited)' : ''}`;
+  const pick = hasDevice ? 'device' : 'CPU';
+  const total = hasDevice ? row.b.deviceTotalNs - row.a.deviceTotalNs : row.b.cpuTotalNs - row.a.cpuTotalNs;
+  const self = hasDevice ? row.b.deviceSelfNs - row.a.deviceSelfNs : row.b.cpuSelfNs - row.a.cpuSelfNs;
+  const baseTotal = hasDevice ? row.a.deviceTotalNs : row.a.cpuTotalNs;
+  const ratio = baseTotal > 0 ? ` (${((baseTotal + total) / baseTotal).toFixed(2)}×)` : '';
+  const moved = row.lineA !== null && row.lineA !== row.lineB ? ` · was line ${row.lineA}` : '';
+  return `Δ vs ${label}: ${pick} total **${signedMs(total)}**${ratio} · self ${signedMs(self)} · calls ${row.a.calls} → ${row.b.calls}${moved}${row.edited ? ' · edited' : ''}`;
 }
 
 /** What a row of another kind is, in the hover's words. */
@@ -609,6 +632,7 @@ export function hoverMarkdown(index: LineIndex, entry: LineEntry, options: Hover
   const count = (n: number, what: string) => `${n} ${what}${n === 1 ? '' : 's'}`;
   const kernels = index.hasDevice ? ` · ${count(entry.totalKernelCount, 'kernel')}` : '';
   out.push(`Total (with callees): ${times(entry.deviceTotalNs, entry.cpuTotalNs)}${kernels}${sharePart}`, '');
+  if (options.baseline) out.push(baselineLine(options.baseline, index.hasDevice), '');
   if (entry.calls === 0 && entry.cpuSelfNs === 0 && entry.deviceSelfNs === 0)
     out.push('Self: no ops of its own (all of it in the functions this line calls)');
   else out.push(`Self: ${times(entry.deviceSelfNs, entry.cpuSelfNs)} · ${count(entry.calls, 'call')}`);

@@ -7,6 +7,7 @@ import { reportCommand } from './report';
 import { profileCommand } from './profile';
 import { decodeCommand } from './decode';
 import { diffCommand, DIFF_HELP } from './diff';
+import { exportCommand, EXPORT_HELP } from './export';
 
 export interface CliCommand {
   /** One line for `flagprof --help`. */
@@ -23,6 +24,7 @@ export const COMMANDS: Record<string, CliCommand> = {
   profile: profileCommand,
   decode: decodeCommand,
   diff: diffCommand,
+  export: exportCommand,
 };
 
 const TRACE_INPUT =
@@ -110,6 +112,7 @@ options:
 `,
   // Each module owns its help text, beside its options.
   diff: DIFF_HELP,
+  export: EXPORT_HELP,
 };
 
 export function usage(): string {

@@ -1,9 +1,7 @@
 /** `flagprof diff A B`: two runs compared by op, kernel, source line and step (analysis/diff.ts). */
-import { existsSync, readFileSync, statSync } from 'node:fs';
-import path from 'node:path';
+import { existsSync } from 'node:fs';
 import { analyze } from '../analysis/analyze';
 import {
-  activitySpan,
   diffAnalyses,
   type DiffLevel,
   type DiffRowBase,
@@ -15,7 +13,8 @@ import {
   type TotalDiff,
 } from '../analysis/diff';
 import { LINE_KIND_LABELS } from '../analysis/lines';
-import { openProfile, type OpenedProfile } from '../capture/open';
+import { diffRunOf } from '../capture/diffRun';
+import { openProfile } from '../capture/open';
 import { UserError } from '../import/errors';
 import { formatDuration } from '../shared/format';
 import { terminalText } from '../shared/text';
@@ -83,48 +82,8 @@ async function openRun(target: string): Promise<DiffRun> {
   const opened = await openProfile(target === '-' && existsSync('/dev/stdin') ? '/dev/stdin' : target);
   for (const warning of opened.profile.warnings)
     process.stderr.write(`flagprof: warning: ${terminalText(target)}: ${terminalText(warning.message)}\n`);
-  const analysis = analyze(opened.profile);
-  const script = opened.source.kind === 'session' ? opened.source.session?.record.script : undefined;
-  return {
-    analysis,
-    label: target,
-    root: script ? path.dirname(script) : undefined,
-    source: sourceReader(opened),
-  };
-}
-
-/** When the run ended, in epoch ns: the session's window, else the trace's own clock; undefined when unknown. */
-function runEndNs(opened: OpenedProfile): bigint | undefined {
-  if (opened.source.kind === 'session') {
-    const end = opened.source.session?.record.window?.endNs;
-    if (end !== undefined) return end;
-  }
-  const { profile } = opened;
-  const span = activitySpan(profile);
-  return profile.originNs > 0n && span ? profile.absoluteNs(span.endNs) : undefined;
-}
-
-/**
- * The files as they are now stand for what the run profiled only while they are older than the run's end: a
- * file written since may hold other lines at the same numbers, so it reads as unknown.
- */
-function sourceReader(opened: OpenedProfile): (file: string) => string | undefined {
-  const endNs = runEndNs(opened);
-  const texts = new Map<string, string | undefined>();
-  return (file) => {
-    if (!texts.has(file)) {
-      let text: string | undefined;
-      try {
-        const stat = statSync(file, { bigint: true });
-        if (stat.isFile() && (endNs === undefined || stat.mtimeNs <= endNs))
-          text = readFileSync(file, 'utf8');
-      } catch {
-        text = undefined;
-      }
-      texts.set(file, text);
-    }
-    return texts.get(file);
-  };
+  const session = opened.source.kind === 'session' ? opened.source.session?.record : undefined;
+  return diffRunOf(opened.profile, analyze(opened.profile), session, target);
 }
 
 function signed(ns: number): string {

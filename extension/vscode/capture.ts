@@ -17,7 +17,9 @@ import {
   registerInterpreterCommands,
   selectInterpreter,
 } from './interpreter';
-import { registerSessions } from './sessions';
+import { pickSession, registerSessions } from './sessions';
+import { registerResults, showResults } from './results';
+import { registerCompare } from './compare';
 import {
   CAPTURE_MODES,
   startCapture,
@@ -66,7 +68,17 @@ export function registerCapture(context: vscode.ExtensionContext): void {
   runProblems = vscode.languages.createDiagnosticCollection('flagos-run');
   context.subscriptions.push(runProblems);
   registerInterpreterCommands(context);
-  sessions = registerSessions(context, sessionsRoot(context));
+  const provider = registerSessions(context, sessionsRoot(context));
+  sessions = provider;
+  registerResults(context, async () => {
+    const item = await pickSession(provider);
+    return item && { folder: item.entry.folder, title: provider.labelOf(item.entry) };
+  });
+  registerCompare(
+    context,
+    () => provider.entries(),
+    (entry) => provider.labelOf(entry),
+  );
   context.subscriptions.push(
     output,
     // A window closing mid-run cancels the script the same way the Cancel button does.
@@ -445,7 +457,8 @@ async function showSession(
     const opened = await openProfile(session);
     const { profile } = opened;
     const analysis = analyze(profile);
-    setActiveProfile(profile, analysis, `${path.basename(script)} · ${new Date().toLocaleTimeString()}`);
+    const label = `${path.basename(script)} · ${new Date().toLocaleTimeString()}`;
+    setActiveProfile(profile, analysis, label);
     for (const listener of listeners) await listener(opened, analysis);
     const summary = buildSummary(analysis);
     const markdown = summaryMarkdown(summary, {
@@ -459,6 +472,19 @@ async function showSession(
     // A file in the session folder, shown as a preview: read-only, and nothing asks to be saved on exit.
     const summaryFile = path.join(session.folder, 'summary.md');
     await writeFile(summaryFile, markdown, 'utf8');
+    showResults(context, {
+      opened,
+      analysis,
+      facts: {
+        title: label,
+        source: session.folder,
+        session: record,
+        wallMs: result.wallMs,
+        cancelled: result.cancelled,
+        canShowOutput: true,
+      },
+      onShowOutput: () => channel.show(),
+    });
     void offerResults(
       context,
       session,

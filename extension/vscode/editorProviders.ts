@@ -13,6 +13,7 @@ import {
 } from '../analysis/lineIndex';
 import { commandUri, markdownText, visibleText } from '../shared/text';
 import type { DocumentAnnotations, EditorAnnotations } from './editorAnnotations';
+import { baselineFor } from './compare';
 
 const HOVER_COMMANDS = ['flagos.showLineInTimeline', 'flagos.showLineKernels', 'flagos.openProfiledLine'];
 
@@ -186,6 +187,7 @@ export function registerEditorProviders(context: vscode.ExtensionContext, state:
               showKernels: commandUri('flagos.showLineKernels', args),
               openLine: (file, line) => commandUri('flagos.openProfiledLine', { file, line }),
               staleMessage: annotations.staleMessage,
+              baseline: baselineFor(entry.file, entry.line),
             }),
           );
           return new vscode.Hover(markdown, document.lineAt(position.line).range);

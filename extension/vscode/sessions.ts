@@ -92,11 +92,15 @@ class SessionItem extends vscode.TreeItem {
     );
     this.contextValue = 'flagosSession';
     this.resourceUri = vscode.Uri.file(entry.folder);
-    this.command = { command: 'flagos.sessions.open', title: 'Open', arguments: [this] };
+    this.command = {
+      command: 'flagos.showResults',
+      title: 'Show Results',
+      arguments: [entry.folder, label ?? `${path.basename(entry.script)} · ${timeText(entry.started)}`],
+    };
   }
 }
 
-class SessionsProvider implements vscode.TreeDataProvider<SessionItem> {
+export class SessionsProvider implements vscode.TreeDataProvider<SessionItem> {
   private readonly changed = new vscode.EventEmitter<void>();
   readonly onDidChangeTreeData = this.changed.event;
 
@@ -144,7 +148,7 @@ class SessionsProvider implements vscode.TreeDataProvider<SessionItem> {
   }
 }
 
-async function pickSession(provider: SessionsProvider): Promise<SessionItem | undefined> {
+export async function pickSession(provider: SessionsProvider): Promise<SessionItem | undefined> {
   const items = provider.getChildren();
   const picked = await vscode.window.showQuickPick(
     items.map((item) => ({
@@ -177,6 +181,10 @@ export function registerSessions(context: vscode.ExtensionContext, editorRoot: s
       } catch (error) {
         void vscode.window.showErrorMessage(`FlagOS: ${(error as Error).message}`);
       }
+    }),
+    vscode.commands.registerCommand('flagos.sessions.compare', async (item?: SessionItem) => {
+      const chosen = await target(item);
+      if (chosen) await vscode.commands.executeCommand('flagos.compareWith', chosen.entry.folder);
     }),
     vscode.commands.registerCommand('flagos.sessions.rename', async (item?: SessionItem) => {
       const chosen = await target(item);

@@ -148,6 +148,30 @@ try {
     return text.slice(0, 160);
   });
 
+  await step('the Results view opens beside the script: how the run ended, totals, top lines that open the source', async () => {
+    const tab = page.locator('.tabs-container .tab', { hasText: `Results · ${EXAMPLE}` }).first();
+    await tab.waitFor({ timeout: 60_000 });
+    await tab.click();
+    const frame = webviewFrame(page);
+    await frame.locator('h1').waitFor({ timeout: 60_000 });
+    const ended = (await frame.locator('.ended').innerText()).trim();
+    if (!/^finished in [\d.]+ (ms|s)$/.test(ended)) throw new Error(`the view says the run ${ended}`);
+    const cards = (await frame.locator('.card').allInnerTexts()).join(' | ').replace(/\s+/g, ' ');
+    for (const card of ['Wall', 'CPU in ops'])
+      if (!cards.includes(card)) throw new Error(`no ${card} card: ${cards}`);
+    const link = frame.locator('section.table', { hasText: 'Top lines' }).locator('a.line-link').first();
+    const target = (await link.innerText()).trim();
+    await screenshot('results-view');
+    await link.click();
+    const file = target.split(':')[0];
+    await page.locator('.tabs-container .tab.active', { hasText: file }).first().waitFor({ timeout: 30_000 });
+    // Closed again: the steps below find the timeline as the one webview shown.
+    // A middle click closes a tab: the webview keeps key presses (and so the palette) to itself.
+    await tab.click({ button: 'middle' });
+    await tab.waitFor({ state: 'detached', timeout: 30_000 });
+    return `${ended}; ${cards.slice(0, 120)}; top line ${target} opened`;
+  });
+
   await step('the Sessions view lists the run, newest first, with its mode and exit', async () => {
     await page.locator('.activitybar .action-item a[aria-label^="FlagOS"]').first().click({ force: true });
     const row = page

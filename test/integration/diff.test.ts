@@ -7,7 +7,11 @@
 import { cpSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { LineDiff, ProfileDiff } from '../../extension/analysis/diff';
+import { analyze } from '../../extension/analysis/analyze';
+import { diffAnalyses, type LineDiff, type ProfileDiff } from '../../extension/analysis/diff';
+import { buildLineIndex, hoverMarkdown, normalizePath } from '../../extension/analysis/lineIndex';
+import { diffRunOf } from '../../extension/capture/diffRun';
+import { openProfile, type OpenedProfile } from '../../extension/capture/open';
 import { buildCli, cleanupCliRuns, runCli } from '../helpers/cli';
 import { PYTHON, requirePython, ROOT, tempDir } from '../helpers/agent';
 
@@ -109,6 +113,40 @@ describe('flagprof diff of two torch runs of examples/gpt', { timeout: 3 * RUN_M
       new RegExp(`^model\\.py:${lineOf(path.join(edited, 'model.py'), ADDED.trim())} .*edited, new$`),
     );
     expect(table).toContain(`(A:${lineOf(path.join(original, 'model.py'), BELOW)})`);
+  });
+
+  it("the editor's hover of a line shows its Δ against the base run (Compare with…)", async () => {
+    const [before, after] = await Promise.all(
+      ['before', 'after'].map((name) => openProfile(path.join(work, name))),
+    );
+    const run = (opened: OpenedProfile, label: string) =>
+      diffRunOf(
+        opened.profile,
+        analyze(opened.profile),
+        opened.source.kind === 'session' ? opened.source.session?.record : undefined,
+        label,
+      );
+    const base = run(before, 'before');
+    const current = run(after, 'after');
+    const diff = diffAnalyses(base, current);
+    const index = buildLineIndex(current.analysis);
+    const model = path.join(edited, 'model.py');
+    const file = index.files.get(normalizePath(model))!;
+    const hover = (text: string): string => {
+      const line = lineOf(model, text);
+      const entry = file.byLine.get(line)!;
+      const row = diff.lines.find((l) => l.file === 'model.py' && l.lineB === line && l.kind === undefined);
+      return hoverMarkdown(index, entry, { profileLabel: 'after', baseline: { label: 'before', row } });
+    };
+    expect(hover(ADDED.trim())).toMatch(
+      /Δ vs before: \*\*new\*\* — the line ran no ops there \(the line was edited\)/,
+    );
+    // The line below moved down by one: its row is the first run's line, and the hover says where it was.
+    expect(hover(BELOW)).toMatch(
+      new RegExp(
+        `Δ vs before: CPU total \\*\\*[+−±][^*]+\\*\\*.* · calls \\d+ → \\d+ · was line ${lineOf(path.join(original, 'model.py'), BELOW)}`,
+      ),
+    );
   });
 
   it('the file edited in place and run again: lines matched by what they do, the added line on top', async () => {

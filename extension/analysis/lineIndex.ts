@@ -15,8 +15,9 @@
  */
 import type { Profile, SourceFrameKind } from '../model/profile';
 import { isDeviceKind } from '../model/profile';
-import { formatMs } from '../shared/format';
+import { formatBytes, formatMs } from '../shared/format';
 import type { LineDiff } from './diff';
+import { analyzeMemory } from './memory';
 import { markdownCode, markdownText } from '../shared/text';
 import { LINE_KIND_LABELS, chainTotals, kernelNames, opNames } from './lines';
 import type { Analysis, LineStat } from './types';
@@ -80,6 +81,8 @@ export interface LineEntry {
   readonly slices: Int32Array;
   /** Device slices launched from this line: what "Show kernels" lists. */
   readonly kernelSlices: Int32Array;
+  /** What the line's ops allocated, when the profile recorded memory (profile --memory); summed over devices. */
+  readonly memory?: LineMemoryTotals;
 }
 
 export interface FunctionEntry {
@@ -96,6 +99,53 @@ export interface FunctionEntry {
   deviceNs: number;
   kernelCount: number;
   calls: number;
+}
+
+export interface LineMemoryTotals {
+  allocations: number;
+  allocatedBytes: number;
+  freedBytes: number;
+  /** Still held at the device's peak; undefined where the trace has no addresses. */
+  atPeakBytes: number | undefined;
+  devices: string[];
+}
+
+/** Per row of Analysis.lines: its memory, summed over devices. */
+function memoryOfRows(analysis: Analysis): Map<number, LineMemoryTotals> {
+  const byRow = new Map<number, LineMemoryTotals>();
+  for (const row of analyzeMemory(analysis)?.lines ?? []) {
+    const total = byRow.get(row.line) ?? {
+      allocations: 0,
+      allocatedBytes: 0,
+      freedBytes: 0,
+      atPeakBytes: undefined,
+      devices: [],
+    };
+    total.allocations += row.allocations;
+    total.allocatedBytes += row.allocatedBytes;
+    total.freedBytes += row.freedBytes;
+    if (row.atPeakBytes !== undefined) total.atPeakBytes = (total.atPeakBytes ?? 0) + row.atPeakBytes;
+    if (!total.devices.includes(row.device)) total.devices.push(row.device);
+    byRow.set(row.line, total);
+  }
+  return byRow;
+}
+
+function mergeMemory(
+  rows: readonly number[],
+  byRow: Map<number, LineMemoryTotals>,
+): LineMemoryTotals | undefined {
+  const found = rows.map((row) => byRow.get(row)).filter((m): m is LineMemoryTotals => m !== undefined);
+  if (found.length === 0) return undefined;
+  if (found.length === 1) return found[0];
+  const peaks = found.filter((m) => m.atPeakBytes !== undefined);
+  return {
+    allocations: found.reduce((sum, m) => sum + m.allocations, 0),
+    allocatedBytes: found.reduce((sum, m) => sum + m.allocatedBytes, 0),
+    freedBytes: found.reduce((sum, m) => sum + m.freedBytes, 0),
+    atPeakBytes: peaks.length ? peaks.reduce((sum, m) => sum + (m.atPeakBytes ?? 0), 0) : undefined,
+    devices: [...new Set(found.flatMap((m) => m.devices))],
+  };
 }
 
 export interface FileIndex {
@@ -220,6 +270,7 @@ export function buildLineIndex(analysis: Analysis, options: LineIndexOptions = {
   const hasDevice = totalDeviceNs > 0;
   const heatOf = (entry: LineEntry) => (hasDevice ? entry.deviceTotalNs : entry.cpuTotalNs);
 
+  const memoryByRow = memoryOfRows(analysis);
   const entries: LineEntry[] = places.map((rows, place) => {
     const first = stats[rows[0]];
     const one = rows.length === 1;
@@ -271,6 +322,7 @@ export function buildLineIndex(analysis: Analysis, options: LineIndexOptions = {
       callees: calleeLines,
       slices: opSlices,
       kernelSlices,
+      memory: mergeMemory(rows, memoryByRow),
     };
   });
 
@@ -578,6 +630,14 @@ export interface HoverOptions {
   baseline?: { label: string; row: LineDiff | undefined };
 }
 
+/** "Memory: allocated 16 MB in 3 allocations (freed 0 bytes), 16 MB still held at the peak · cpu". */
+function memoryLine(memory: LineMemoryTotals): string {
+  const held =
+    memory.atPeakBytes !== undefined ? `, **${formatBytes(memory.atPeakBytes)}** still held at the peak` : '';
+  const count = `${memory.allocations} allocation${memory.allocations === 1 ? '' : 's'}`;
+  return `Memory: allocated **${formatBytes(memory.allocatedBytes)}** in ${count} (freed ${formatBytes(memory.freedBytes)})${held} · ${markdownText(memory.devices.join(', '))}`;
+}
+
 function signedMs(ns: number): string {
   return ns === 0 ? '±0' : `${ns > 0 ? '+' : '−'}${formatMs(Math.abs(ns))}`;
 }
@@ -618,7 +678,9 @@ export function hoverMarkdown(index: LineIndex, entry: LineEntry, options: Hover
     : entry.kind
       ? `this line (${LINE_KIND_LABELS[entry.kind]})`
       : 'this line';
-  out.push(`**FlagOS Profiler** — ${where} · ${markdownText(options.profileLabel)}`);
+  out.push(
+    `**FlagOS Profiler** — ${where} · ${markdownText(options.profileLabel)}${index.hasDevice ? '' : ' · CPU only (no device activity)'}`,
+  );
   if (options.staleMessage) out.push('', `⚠ ${markdownText(options.staleMessage, Infinity)}`);
   out.push('');
   const share = lineShare(index, entry);
@@ -626,9 +688,11 @@ export function hoverMarkdown(index: LineIndex, entry: LineEntry, options: Hover
     share > 0
       ? ` (${(share * 100).toFixed(share >= 0.1 ? 0 : 1)}% of ${index.hasDevice ? 'device' : 'CPU'} time)`
       : '';
-  const device = (ns: number) => (index.hasDevice ? `**${formatMs(ns)}**` : '—');
+  // A CPU-only profile shows CPU time alone: "Device —" on every line of every hover says nothing.
   const times = (deviceNs: number, cpuNs: number) =>
-    `Device ${device(deviceNs)} · CPU **${formatMs(cpuNs)}**`;
+    index.hasDevice
+      ? `Device **${formatMs(deviceNs)}** · CPU **${formatMs(cpuNs)}**`
+      : `CPU **${formatMs(cpuNs)}**`;
   const count = (n: number, what: string) => `${n} ${what}${n === 1 ? '' : 's'}`;
   const kernels = index.hasDevice ? ` · ${count(entry.totalKernelCount, 'kernel')}` : '';
   out.push(`Total (with callees): ${times(entry.deviceTotalNs, entry.cpuTotalNs)}${kernels}${sharePart}`, '');
@@ -643,17 +707,18 @@ export function hoverMarkdown(index: LineIndex, entry: LineEntry, options: Hover
         '',
         `- ${stat.kind ? KIND_NOTE[stat.kind] : 'exact line'}: ${times(stat.deviceSelfNs, stat.cpuSelfNs)} · ${count(stat.ops, 'call')}`,
       );
-  if (!index.hasDevice) out.push('', '_No device activity in this profile: CPU time only._');
+  if (entry.memory) out.push('', memoryLine(entry.memory));
   if (!entry.exact)
     out.push('', '_Function level: the trace has no call sites; Profile Current File records exact lines._');
   else if (entry.kind === 'backward' && entry.stats.length === 1) out.push('', `_${KIND_NOTE.backward}._`);
   if (entry.topOps.length > 0) {
+    // Calls as "30×": a bare count right-aligned against the time beside it read as one number.
     if (index.hasDevice) out.push('', '| Op | Calls | Device | CPU |', '|:--|--:|--:|--:|');
     else out.push('', '| Op | Calls | CPU |', '|:--|--:|--:|');
     for (const op of entry.topOps) {
       const name = markdownCode(op.name, { max: HOVER_NAME_LENGTH, tableCell: true });
       const deviceCell = index.hasDevice ? ` ${formatMs(op.deviceNs)} |` : '';
-      out.push(`| ${name} | ${op.calls} |${deviceCell} ${formatMs(op.cpuNs)} |`);
+      out.push(`| ${name} | ${op.calls}× |${deviceCell} ${formatMs(op.cpuNs)} |`);
     }
   }
   if (entry.kernels.length > 0) {

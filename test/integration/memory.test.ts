@@ -6,7 +6,11 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { analyze } from '../../extension/analysis/analyze';
+import { buildLineIndex, hoverMarkdown, normalizePath } from '../../extension/analysis/lineIndex';
 import type { MemoryJson, SummaryJson } from '../../extension/analysis/summary';
+import { openProfile } from '../../extension/capture/open';
+import { formatBytes } from '../../extension/shared/format';
 import { buildCli, cleanupCliRuns, makeTempDir, runCli } from '../helpers/cli';
 import { PYTHON, ROOT } from '../helpers/paths';
 
@@ -107,6 +111,21 @@ describe('flagprof profile --memory', () => {
     const section = run.stdout.slice(run.stdout.indexOf('Top source lines by bytes allocated'));
     const row = section.split('\n').find((l) => l.startsWith(`${SCRIPT}:${lineOf('big')} `));
     expect(row).toMatch(/\bstep\s+cpu\s+48\.0 MB\s+0 bytes\s+48\.0 MB\s+48\.0 MB\s+3$/);
+  });
+
+  it("the editor's hover of the line says what it allocated and what it still held at the peak", async () => {
+    const { profile } = await openProfile(session);
+    const index = buildLineIndex(analyze(profile));
+    const entry = index.files.get(normalizePath(SCRIPT))!.byLine.get(lineOf('big'))!;
+    expect(entry.memory).toMatchObject({
+      allocations: STEPS,
+      allocatedBytes: STEPS * BIG,
+      atPeakBytes: STEPS * BIG,
+    });
+    const md = hoverMarkdown(index, entry, { profileLabel: 'allocs' });
+    expect(md).toContain(
+      `Memory: allocated **${formatBytes(STEPS * BIG)}** in ${STEPS} allocations (freed 0 bytes), **${formatBytes(STEPS * BIG)}** still held at the peak`,
+    );
   });
 
   it('without --memory nothing is recorded and the summary has no memory', async () => {

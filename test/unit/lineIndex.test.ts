@@ -338,10 +338,12 @@ describe('hover of a CPU-only profile', () => {
   it('shows CPU time and no device column', () => {
     const index = buildLineIndex(makeSynthetic({ iterations: 4, device: false }).analysis);
     const md = hoverMarkdown(index, lookupFile(index, FILE)!.byLine.get(5)!, { profileLabel: 'cpu run' });
-    expect(md).toContain('Self: Device — · CPU **0.04 ms** · 4 calls');
+    expect(md).toContain('Self: CPU **0.04 ms** · 4 calls');
+    expect(md).not.toContain('Device');
     expect(md).toContain('| Op | Calls | CPU |');
-    expect(md).toContain('| `aten::linear` | 4 | 0.04 ms |');
-    expect(md).toContain('No device activity');
+    expect(md).toContain('| `aten::linear` | 4× | 0.04 ms |');
+    // Said once, in the header, not as a note under every hover's numbers.
+    expect(md.split('\n')[0]).toContain('CPU only (no device activity)');
   });
 });
 
@@ -408,10 +410,16 @@ describe('one attribution: the Lines rows, the hover, the gutter, the inline tex
             );
             const md = hoverMarkdown(index, entry, { profileLabel: 'p' });
             expect(md).toContain(
-              `Total (with callees): Device ${device ? `**${formatMs(stat.deviceTotalNs)}**` : '—'}`,
+              device
+                ? `Total (with callees): Device **${formatMs(stat.deviceTotalNs)}** · CPU **${formatMs(stat.cpuTotalNs)}**`
+                : `Total (with callees): CPU **${formatMs(stat.cpuTotalNs)}**`,
             );
             if (stat.ops > 0)
-              expect(md).toContain(`Self: Device ${device ? `**${formatMs(stat.deviceSelfNs)}**` : '—'}`);
+              expect(md).toContain(
+                device
+                  ? `Self: Device **${formatMs(stat.deviceSelfNs)}**`
+                  : `Self: CPU **${formatMs(stat.cpuSelfNs)}**`,
+              );
           });
           // CodeLens: a function's time is the total of a line every op of it passes through.
           const file = lookupFile(index, FILE)!;

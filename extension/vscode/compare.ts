@@ -42,9 +42,8 @@ function activeRun(active: LoadedProfile): DiffRun {
   return diffRunOf(active.profile, active.analysis, session, active.label);
 }
 
-/** The diff of the active profile against the base, computed once per active profile. */
-function currentDiff(): Comparison | undefined {
-  const active = editorAnnotations()?.active;
+/** The diff of a profile (by default the chosen one) against the base, computed once per profile. */
+function currentDiff(active = editorAnnotations()?.active): Comparison | undefined {
   if (!comparison || !active) return undefined;
   if (comparison.activeKey !== active.key) {
     const run = activeRun(active);
@@ -62,10 +61,11 @@ function currentDiff(): Comparison | undefined {
 
 /** The hover's comparison for a line of the active profile (file and line as the profile names them). */
 export function baselineFor(
+  loaded: LoadedProfile,
   file: string,
   line: number,
 ): { label: string; row: LineDiff | undefined } | undefined {
-  const current = currentDiff();
+  const current = currentDiff(loaded);
   return current && { label: current.label, row: current.byLine?.get(lineKey(file, line)) };
 }
 

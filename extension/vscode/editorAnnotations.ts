@@ -287,20 +287,38 @@ export class EditorAnnotations implements vscode.Disposable {
     if (this.pending.get(key) === pending) {
       this.pending.delete(key);
       this.trackers.set(key, tracker);
-      // The status bar warns when the active editor's file cannot be mapped: known only now.
-      if (tracker?.staleMessage) this.updateStatus();
+      // The status bar names the profile annotating the active editor's file, and warns when it cannot be mapped:
+      // both known only now.
+      if (tracker && document === vscode.window.activeTextEditor?.document) this.updateStatus();
     }
     return tracker ?? undefined;
   }
 
-  private async createTracker(document: vscode.TextDocument): Promise<DocumentTracker | null> {
-    const loaded = this.activeProfile;
-    if (!loaded || document.uri.scheme !== 'file') return null;
-    const file = lookupFile(loaded.index, document.uri.fsPath, {
+  /**
+   * The profile that annotates a document, and the document's file in it: the chosen profile when it profiled the
+   * file, else the most recent loaded profile that did. Opening a trace of other code (a colleague's, a vendor's)
+   * makes it the chosen one without taking the annotations of the user's own run off the user's files.
+   */
+  private profileOf(document: vscode.TextDocument): { loaded: LoadedProfile; file: FileIndex } | undefined {
+    const chosen = this.activeProfile;
+    if (!chosen) return undefined;
+    const options = {
       workspaceFolder: vscode.workspace.getWorkspaceFolder(document.uri)?.uri.fsPath,
       realPath,
-    });
-    if (!file) return null;
+    };
+    for (const loaded of [chosen, ...this.profiles.filter((p) => p !== chosen)]) {
+      const file = lookupFile(loaded.index, document.uri.fsPath, options);
+      if (file) return { loaded, file };
+    }
+    return undefined;
+  }
+
+  private async createTracker(document: vscode.TextDocument): Promise<DocumentTracker | null> {
+    const chosen = this.activeProfile;
+    if (!chosen || document.uri.scheme !== 'file') return null;
+    const found = this.profileOf(document);
+    if (!found) return null;
+    const { loaded, file } = found;
     let diskText: string | undefined;
     let diskNewer = false;
     try {
@@ -315,7 +333,7 @@ export class EditorAnnotations implements vscode.Disposable {
     } catch {
       // Unreadable on disk (deleted, or another checkout): the open text is all there is.
     }
-    if (this.activeProfile !== loaded) return null;
+    if (this.activeProfile !== chosen) return null;
     return new DocumentTracker(loaded, file, document, diskText, diskNewer);
   }
 
@@ -352,11 +370,13 @@ export class EditorAnnotations implements vscode.Disposable {
     const editor = vscode.window.activeTextEditor;
     const tracker = editor ? this.trackers.get(editor.document.uri.toString()) : undefined;
     const stale = tracker?.staleMessage;
-    this.statusItem.text = `${stale ? '$(warning)' : '$(flame)'} FlagOS: ${labelText(active.label, 60)}`;
-    const level = active.index.exact ? 'exact call sites' : 'function level (the trace has no call sites)';
+    // The editor's file may be annotated by another loaded profile than the chosen one (the last that profiled it).
+    const shown = tracker?.loaded ?? active;
+    this.statusItem.text = `${stale ? '$(warning)' : '$(flame)'} FlagOS: ${labelText(shown.label, 60)}`;
+    const level = shown.index.exact ? 'exact call sites' : 'function level (the trace has no call sites)';
     // The label and path come from the trace's file name: text only, no HTML, no commands.
     const tooltip = new vscode.MarkdownString(
-      `Annotations from **${markdownText(active.label)}** — ${level}.\n\n${markdownText(active.key, Infinity)}${stale ? `\n\n$(warning) ${markdownText(stale, Infinity)}` : ''}\n\nClick to switch profiles or clear the annotations.`,
+      `Annotations from **${markdownText(shown.label)}** — ${level}.\n\n${markdownText(shown.key, Infinity)}${stale ? `\n\n$(warning) ${markdownText(stale, Infinity)}` : ''}\n\nClick to switch profiles or clear the annotations.`,
       true,
     );
     tooltip.isTrusted = false;
@@ -402,12 +422,15 @@ export function registerEditorAnnotations(context: vscode.ExtensionContext): voi
   context.subscriptions.push(state, { dispose: () => (annotations = undefined) });
   registerEditorProviders(context, state);
 
+  // The chosen profile first, then the others: a file may be annotated by the last profile that profiled it.
   const entryOf = (args: LineArgs | undefined): { loaded: LoadedProfile; entry: LineEntry } | undefined => {
-    const loaded = state.active;
-    if (!loaded || !args) return undefined;
-    const file = loaded.index.files.get(normalizePath(args.file));
-    const entry = file?.byLine.get(args.line);
-    return entry ? { loaded, entry } : undefined;
+    const chosen = state.active;
+    if (!chosen || !args) return undefined;
+    for (const loaded of [chosen, ...state.loaded.filter((p) => p !== chosen)]) {
+      const entry = loaded.index.files.get(normalizePath(args.file))?.byLine.get(args.line);
+      if (entry) return { loaded, entry };
+    }
+    return undefined;
   };
 
   context.subscriptions.push(
@@ -458,10 +481,13 @@ export function registerEditorAnnotations(context: vscode.ExtensionContext): voi
       await vscode.window.showTextDocument(document, { selection: at });
     }),
     vscode.commands.registerCommand('flagos.showFunctionInTimeline', (args?: FunctionArgs) => {
-      const loaded = state.active;
-      if (!loaded || !args) return;
-      const file = loaded.index.files.get(normalizePath(args.file));
-      if (!file) return;
+      const chosen = state.active;
+      if (!chosen || !args) return;
+      const loaded = [chosen, ...state.loaded.filter((p) => p !== chosen)].find((p) =>
+        p.index.files.has(normalizePath(args.file)),
+      );
+      const file = loaded?.index.files.get(normalizePath(args.file));
+      if (!loaded || !file) return;
       const slices = file.lines.filter((l) => l.function === args.function).flatMap((l) => [...l.slices]);
       revealSlices(context, loaded, slices);
     }),

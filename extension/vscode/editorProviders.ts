@@ -187,7 +187,7 @@ export function registerEditorProviders(context: vscode.ExtensionContext, state:
               showKernels: commandUri('flagos.showLineKernels', args),
               openLine: (file, line) => commandUri('flagos.openProfiledLine', { file, line }),
               staleMessage: annotations.staleMessage,
-              baseline: baselineFor(entry.file, entry.line),
+              baseline: baselineFor(annotations.loaded, entry.file, entry.line),
             }),
           );
           return new vscode.Hover(markdown, document.lineAt(position.line).range);

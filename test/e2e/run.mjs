@@ -59,6 +59,11 @@ try {
 
   const workspace = path.join(scratch, 'examples');
   cpSync(path.join(root, 'examples'), workspace, { recursive: true });
+  // Another project's trace (a real H100 run of BERT), to open beside the user's own run: a scratch copy.
+  cpSync(
+    path.join(root, '..', 'shared', 'traces', 'tracelens_h100_bert_small.trace.json.gz'),
+    path.join(workspace, 'bert_small.pt.trace.json.gz'),
+  );
   let port;
   ({ page, port } = await suite.openWorkbench({
     vsix,
@@ -263,6 +268,29 @@ try {
     if (Math.abs(a - b) > Math.max(0.01e6, 0.01 * Math.max(a, b)))
       throw new Error(`hover total ${hoverTotal[0]} vs Lines table CPU total ${cells[5]}`);
     return `${cells[0]}: hover CPU total ${hoverTotal[1]} ${hoverTotal[2]}, table ${cells[5]}`;
+  });
+
+  await step("Open Trace… of another project's trace keeps train.py annotated by its own run", async () => {
+    await runCommand(page, 'FlagOS: Open Trace…');
+    const input = page.locator('.quick-input-widget input.input');
+    await input.waitFor({ state: 'visible', timeout: 10_000 });
+    await page
+      .locator('.quick-input-widget .monaco-list-row', { hasText: 'bert_small.pt.trace.json.gz' })
+      .first()
+      .click({ timeout: 20_000 });
+    for (let i = 0; i < 3; i++) {
+      if (await input.waitFor({ state: 'hidden', timeout: 2_000 }).then(() => true, () => false)) break;
+      await page.keyboard.press('Enter');
+    }
+    await page.locator('.tabs-container .tab', { hasText: 'bert_small' }).first().waitFor({ timeout: 90_000 });
+    await openFile(page, EXAMPLE);
+    const status = page.locator('.statusbar-item', { hasText: `FlagOS: ${EXAMPLE} ·` }).first();
+    await status.waitFor({ timeout: 30_000 });
+    await goToLine(page, 30);
+    const { text } = await hoverWord(page, HOVER_LINE_TEXT, HOVER_WORD, 'FlagOS Profiler');
+    if (!text.includes(EXPECTED_OP)) throw new Error(`train.py lost its annotations: ${text.slice(0, 200)}`);
+    await screenshot('own-annotations-kept');
+    return `${(await status.innerText()).trim()}; hover still shows ${EXPECTED_OP}`;
   });
 
   await step('annotations follow an edit (a line inserted above)', async () => {

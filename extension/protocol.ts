@@ -275,6 +275,10 @@ export interface TimelineViewState {
   tab?: number;
   /** The profiler's own frames shown (they are hidden unless this is true). */
   profilerFrames?: boolean;
+  /** Track ids pinned to the top. */
+  pinned?: number[];
+  /** Every flow in view drawn, not only the selection's. */
+  allFlows?: boolean;
 }
 
 export type HostToWebview =

@@ -5,6 +5,7 @@ import { formatDuration } from '../extension/shared/format';
 import { isDeviceKind } from '../extension/shared/kinds';
 import { el } from './dom';
 import type { TimelineModel } from './model';
+import type { RangeRow, RangeTotals } from './timeline/rangeTotals';
 import { siteKindLabel, siteKindTitle, siteText } from './sourceSite';
 
 export interface DetailsActions {
@@ -15,7 +16,7 @@ export interface DetailsActions {
 const MAX_LINKS = 50;
 
 const HINT =
-  'W/S zoom · A/D pan · drag or Shift+wheel pans · Ctrl+wheel zooms · arrows walk the slices · Enter opens the source · C collapses a process · F fits the selection · 0 fits all';
+  'W/S zoom · A/D pan · drag or Shift+wheel pans · Ctrl+wheel zooms · arrows walk the slices · Enter opens the source · C collapses a process · click a track name (or P) pins it · F fits the selection · 0 fits all · Shift+drag or drag the ruler: totals in a time range, Esc clears';
 
 /** Names, args and paths come from the trace: each shows on one line, whole. */
 function element<K extends keyof HTMLElementTagNameMap>(
@@ -146,4 +147,65 @@ function argsList(model: TimelineModel, slice: number): HTMLElement | undefined 
     );
   }
   return list;
+}
+
+/** Rows of a range table shown; the rest are counted. */
+const MAX_RANGE_ROWS = 100;
+
+/**
+ * The totals over a dragged-out time range: its start, end and length, then per op and per device slice name
+ * how many overlap it and their time inside it ("In range"; the full name on hover).
+ */
+export function renderRange(
+  container: HTMLElement,
+  model: TimelineModel,
+  range: { start: number; end: number },
+  totals: RangeTotals,
+): void {
+  container.replaceChildren();
+  const origin = model.header.startNs;
+  const heading = element('h2', 'details-name', `Range ${formatDuration(range.end - range.start)}`);
+  heading.id = 'range-heading';
+  const where = element(
+    'p',
+    'muted',
+    `${formatDuration(range.start - origin)} to ${formatDuration(range.end - origin)} · Esc clears`,
+  );
+  container.append(heading, where);
+  for (const [title, rows, id] of [
+    ['Ops', totals.ops, 'range-ops'],
+    ['Device', totals.device, 'range-device'],
+  ] as const) {
+    container.append(element('h3', 'details-section', `${title} (${rows.length})`), rangeTable(rows, id));
+  }
+}
+
+function rangeTable(rows: readonly RangeRow[], id: string): HTMLElement {
+  const table = element('table', 'range-table');
+  table.id = id;
+  const head = element('tr');
+  for (const title of ['Name', 'Count', 'In range']) head.append(element('th', undefined, title));
+  table.append(head);
+  for (const row of rows.slice(0, MAX_RANGE_ROWS)) {
+    const tr = element('tr');
+    const name = element('td', 'range-name', row.name);
+    name.title = visibleText(row.name, Infinity);
+    tr.append(
+      name,
+      element('td', 'range-number', row.count.toLocaleString('en-US')),
+      element('td', 'range-number', formatDuration(row.totalNs)),
+    );
+    table.append(tr);
+  }
+  if (rows.length > MAX_RANGE_ROWS) {
+    const more = element('tr');
+    more.append(element('td', 'muted', `… and ${rows.length - MAX_RANGE_ROWS} more`));
+    table.append(more);
+  }
+  if (rows.length === 0) {
+    const none = element('tr');
+    none.append(element('td', 'muted', 'none in this range'));
+    table.append(none);
+  }
+  return table;
 }

@@ -12,15 +12,16 @@ import '@vscode-elements/elements/dist/vscode-tab-panel/index.js';
 import './timeline.css';
 import { visibleText } from '../extension/shared/text';
 import { unpackTimeline, type HostToWebview, type TimelineSite } from '../extension/protocol';
-import { renderDetails } from './details';
+import { renderDetails, renderRange } from './details';
 import { el } from './dom';
 import { formatDuration } from '../extension/shared/format';
 import { connectHost, type HostBridge } from './host';
 import { TimelineModel } from './model';
 import { siteText } from './sourceSite';
 import { statTables } from './statTables';
-import { TimelineView } from './timeline/view';
-import { ProfilerFramesToggle, SearchBar, toolbar } from './toolbar';
+import { rangeTotals } from './timeline/rangeTotals';
+import { TimelineView, type TimeRange } from './timeline/view';
+import { AllFlowsToggle, ProfilerFramesToggle, SearchBar, toolbar } from './toolbar';
 import { restoredView, viewState, type RestoredView } from './viewState';
 
 /** Automation hook: benchmarks and browser tests drive and observe the page through it. */
@@ -35,6 +36,8 @@ export interface TimelineAutomation {
   search(text: string, regex?: boolean): number;
   /** Shows or hides the profiler's own frames, as the toolbar's toggle does. */
   showProfilerFrames(show: boolean): void;
+  /** Draws every flow in view, or only the selection's, as the toolbar's toggle does. */
+  showAllFlows(all: boolean): void;
 }
 
 declare global {
@@ -62,6 +65,7 @@ class TimelineApp {
   private saveTimer: ReturnType<typeof setTimeout> | undefined;
   private source = '';
   private tab = 0;
+  private readonly flows = new AllFlowsToggle((all) => this.showAllFlows(all));
   /** The tables and the toolbar follow the profiler frames' toggle. */
   private profilerFramesChanged: () => void = () => {};
 
@@ -97,7 +101,7 @@ class TimelineApp {
         this.showMessage(message.title, message.message, true);
         break;
       case 'select':
-        this.view?.select(message.slice);
+        this.showSelected(message.slice);
         break;
       case 'reply': {
         const what = this.pending.get(message.inReplyTo);
@@ -130,13 +134,16 @@ class TimelineApp {
       : undefined;
     const panes = this.layOut(model, search, frames);
     const view = this.showTimeline(model, panes);
+    for (const id of saved.pinned) view.togglePin(id);
+    this.flows.set(saved.allFlows);
+    view.setAllFlows(saved.allFlows);
     const tables = statTables(model, (slice) => view.select(slice));
     for (const { name, element } of tables.tabs) addTab(panes.tabs, name, element);
     this.profilerFramesChanged = () => {
       tables.profilerFramesChanged();
       frames?.update();
     };
-    this.restore(saved, model, select);
+    this.restore(saved, select);
     view.render();
     const firstFrameMs = performance.now() - arrived;
     window.flagprofTimeline = {
@@ -147,6 +154,10 @@ class TimelineApp {
       select: (slice) => view.select(slice),
       search: (text, regex = false) => search.search(text, regex),
       showProfilerFrames: (show) => this.showProfilerFrames(show),
+      showAllFlows: (all) => {
+        this.flows.set(all);
+        this.showAllFlows(all);
+      },
     };
     this.setStatus(`First frame in ${firstFrameMs.toFixed(0)} ms`);
     this.saveState();
@@ -168,7 +179,13 @@ class TimelineApp {
   /** The page: toolbar, the timeline beside its details panel, the tables' tabs, the status line. */
   private layOut(model: TimelineModel, search: SearchBar, frames?: ProfilerFramesToggle): Panes {
     this.root.replaceChildren();
-    const bar = toolbar(model, search, () => this.view?.fit(), frames);
+    const actions = {
+      fit: () => this.view?.fit(),
+      fitSelection: () => this.view?.fitSelection(),
+      allFlows: (all: boolean) => this.showAllFlows(all),
+      flows: this.flows,
+    };
+    const bar = toolbar(model, search, actions, frames);
     const main = el('div', { className: 'main' });
     const timeline = el('div', { className: 'timeline' });
     timeline.id = 'timeline';
@@ -196,6 +213,7 @@ class TimelineApp {
     };
     const view = new TimelineView(panes.timeline, model, {
       onSelect: (slice) => {
+        if (this.view?.range) this.view.setRange(undefined);
         renderDetails(panes.details, model, slice, actions);
         if (slice >= 0) {
           this.live.textContent = `${visibleText(model.nameOf(slice))}, ${model.kindOf(slice)}, ${formatDuration(model.columns.dur[slice])}`;
@@ -203,6 +221,7 @@ class TimelineApp {
         this.saveState();
       },
       onViewChange: () => this.saveState(),
+      onRange: (range) => this.showRange(panes, model, range),
       onActivate: (slice) => {
         const site = model.siteOf(slice);
         if (site) this.openSource(site);
@@ -214,7 +233,7 @@ class TimelineApp {
   }
 
   /** What the panel showed before it was hidden or reloaded (same profile only), then the host's selection. */
-  private restore(saved: RestoredView, model: TimelineModel, select: number | undefined): void {
+  private restore(saved: RestoredView, select: number | undefined): void {
     const view = this.view!;
     if (saved.view) view.setView(saved.view.startNs, saved.view.endNs, saved.view.scrollTop);
     if (saved.selected !== undefined) view.select(saved.selected, false);
@@ -222,7 +241,30 @@ class TimelineApp {
       const tabs = this.root.querySelector('vscode-tabs');
       if (tabs) (tabs as HTMLElement & { selectedIndex: number }).selectedIndex = saved.tab;
     }
-    if (select !== undefined && select >= 0 && select < model.sliceCount) view.select(select);
+    if (select !== undefined) this.showSelected(select);
+  }
+
+  /** The host's selection ("Show in timeline"): selected, and fitted with what it launched on one screen. */
+  private showSelected(slice: number): void {
+    const view = this.view;
+    if (!view || slice < 0 || slice >= view.model.sliceCount) return;
+    view.select(slice, false);
+    view.fitSelection();
+  }
+
+  /** A dragged-out range's totals in the details panel; cleared, the selection's details again. */
+  private showRange(panes: Panes, model: TimelineModel, range: TimeRange | undefined): void {
+    const actions = {
+      select: (slice: number) => this.view?.select(slice),
+      openSource: (site: TimelineSite) => this.openSource(site),
+    };
+    if (!range) renderDetails(panes.details, model, this.view?.selected ?? -1, actions);
+    else renderRange(panes.details, model, range, rangeTotals(model, range.start, range.end));
+  }
+
+  private showAllFlows(all: boolean): void {
+    this.view?.setAllFlows(all);
+    this.saveState();
   }
 
   private showProfilerFrames(show: boolean): void {
@@ -246,6 +288,8 @@ class TimelineApp {
           selected: view.selected,
           tab: this.tab,
           profilerFramesShown: view.model.profilerFramesShown,
+          pinned: view.pinned,
+          allFlows: view.allFlows,
         }),
       );
     }, 200);

@@ -51,6 +51,10 @@ export class TimelineModel {
   private launchedIndex: { offset: Uint32Array; items: Int32Array } | undefined;
   private readonly decoder = new TextDecoder();
   private readonly trackById: Map<number, TimelineTrack>;
+  /** Per slice: 1 on a track that holds nothing but Kineto's own markers (hidden with the profiler's frames). */
+  private readonly onProfilerTrack: Uint8Array | undefined;
+  /** Track ids that hold nothing but Kineto's own markers. */
+  readonly profilerTracks: ReadonlySet<number>;
 
   constructor(payload: TimelinePayload) {
     this.header = payload.header;
@@ -65,6 +69,13 @@ export class TimelineModel {
         this.profilerFrame[slice] = 1;
         const track = this.columns.track[slice];
         this.profilerFramesOnTrack.set(track, (this.profilerFramesOnTrack.get(track) ?? 0) + 1);
+      }
+    }
+    this.profilerTracks = markerOnlyTracks(this.header, this.columns);
+    if (this.profilerTracks.size > 0) {
+      this.onProfilerTrack = new Uint8Array(this.header.sliceCount);
+      for (let i = 0; i < this.header.sliceCount; i++) {
+        if (this.profilerTracks.has(this.columns.track[i])) this.onProfilerTrack[i] = 1;
       }
     }
     this.withoutProfilerFrames = laneSet(this.header, this.columns, this.columns);
@@ -119,9 +130,19 @@ export class TimelineModel {
     }
   }
 
-  /** Whether a slice is a profiler frame that is hidden now. */
+  /** Whether a slice is a profiler frame, or on a track of the profiler's markers, that is hidden now. */
   isHidden(slice: number): boolean {
-    return !!this.profilerFrame && this.profilerFrame[slice] === 1 && !this.profilerFramesShown;
+    if (this.profilerFramesShown) return false;
+    return (
+      (!!this.profilerFrame && this.profilerFrame[slice] === 1) ||
+      (!!this.onProfilerTrack && this.onProfilerTrack[slice] === 1)
+    );
+  }
+
+  /** Whether a track gets a row: it has slices drawn now, and is not one of the profiler's (unless shown). */
+  isTrackShown(track: TimelineTrack): boolean {
+    if (this.shownSliceCount(track) === 0) return false;
+    return this.profilerFramesShown || !this.profilerTracks.has(track.id);
   }
 
   /** Builds level-of-detail levels for about `budgetMs`; true while some remain (run it when idle). */
@@ -212,6 +233,37 @@ export class TimelineModel {
     return list;
   }
 
+  /**
+   * The device slices launched by `slice` or anything it encloses on its track (an op's children, a Python
+   * function's ops), up to `limit`; for a device slice, itself.
+   */
+  launchedUnder(slice: number, limit = Infinity): number[] {
+    const { kind, start, dur } = this.columns;
+    if (isDeviceKind(kind[slice])) return [slice];
+    const list = this.launchedFrom(slice, limit);
+    const own = this.laneOf(slice);
+    if (!own) return list;
+    const seen = new Set(list);
+    const lanes = this.lanesOfTrack.get(own.track.id) ?? [];
+    const from = start[slice];
+    const to = from + dur[slice];
+    for (let d = own.depth + 1; d < lanes.length && list.length < limit; d++) {
+      const order = lanes[d]?.order;
+      if (!order) continue;
+      for (let k = lowerBound(order, start, from); k < order.length && start[order[k]] <= to; k++) {
+        if (start[order[k]] + dur[order[k]] > to) continue;
+        // A kernel is reached both through its op and through its runtime call: counted once.
+        for (const device of this.launchedFrom(order[k])) {
+          if (seen.has(device)) continue;
+          seen.add(device);
+          list.push(device);
+        }
+        if (list.length >= limit) break;
+      }
+    }
+    return list.length > limit ? list.slice(0, limit) : list;
+  }
+
   /** Slices whose name matches, sorted by start; hidden profiler frames are not among them. */
   search(
     pattern: string,
@@ -225,7 +277,9 @@ export class TimelineModel {
     for (let i = 0; i < this.sliceCount; i++) count += nameMatches[name[i]];
     let matches = new Int32Array(count);
     for (let i = 0, k = 0; i < this.sliceCount; i++) if (nameMatches[name[i]]) matches[k++] = i;
-    if (this.profilerFrame && !this.profilerFramesShown) matches = matches.filter((i) => !this.isHidden(i));
+    if ((this.profilerFrame || this.onProfilerTrack) && !this.profilerFramesShown) {
+      matches = matches.filter((i) => !this.isHidden(i));
+    }
     const start = this.columns.start;
     matches.sort((a, b) => start[a] - start[b] || a - b);
     return { matches, nameMatches };
@@ -240,6 +294,48 @@ export class TimelineModel {
     }
     return best;
   }
+}
+
+/** First k with start[order[k]] >= t, order sorted by start. */
+export function lowerBound(order: Int32Array, start: Float64Array, t: number): number {
+  let lo = 0;
+  let hi = order.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1;
+    if (start[order[mid]] < t) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
+}
+
+/**
+ * Whether a slice is one of Kineto's own markers: the trace's span ("PyTorch Profiler (0)", category Trace),
+ * its profiler overhead ("Buffer Flush"), the window's start and end instants.
+ */
+export function isKinetoMarker(name: string, category: string): boolean {
+  return (
+    category === 'Trace' ||
+    category === 'overhead' ||
+    name.startsWith('Iteration Start: ') ||
+    name === 'Record Window End'
+  );
+}
+
+/** Tracks with slices that are all Kineto's markers (its "Spans", "Traces" and overhead rows). */
+function markerOnlyTracks(header: TimelineHeader, c: TimelineColumns): Set<number> {
+  const marker = header.strings.map((text) => isKinetoMarker(text, ''));
+  const markerCategory = header.strings.map((text) => isKinetoMarker('', text));
+  let ids = 1;
+  for (const t of header.tracks) ids = Math.max(ids, t.id + 1);
+  // Per track id: 1 with some slice, 2 with some slice that is no marker.
+  const seen = new Uint8Array(ids);
+  for (let i = 0; i < header.sliceCount; i++) {
+    const t = c.track[i];
+    if (t >= ids) continue;
+    if (!marker[c.name[i]] && !markerCategory[c.cat[i]]) seen[t] = 2;
+    else if (seen[t] === 0) seen[t] = 1;
+  }
+  return new Set(header.tracks.filter((t) => seen[t.id] === 1).map((t) => t.id));
 }
 
 /** The lanes of lane columns, each with its level-of-detail pyramid, and the lane of each slice. */

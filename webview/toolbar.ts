@@ -1,6 +1,6 @@
 /**
- * The toolbar above the timeline: the profile's title, Fit, search by name (text or regex), the profiler's own
- * frames shown or hidden, and a summary.
+ * The toolbar above the timeline: the profile's title, Fit, Fit selection, search by name (text or regex; what
+ * does not match is dimmed), All flows, the profiler's own frames shown or hidden, and a summary.
  */
 import { formatCount, formatDuration } from '../extension/shared/format';
 import { visibleText } from '../extension/shared/text';
@@ -139,7 +139,7 @@ export class ProfilerFramesToggle {
     this.count.id = 'profiler-frames-count';
     this.count.setAttribute('aria-live', 'polite');
     this.box.title =
-      "The profiler's own Python frames (the capture agent, runpy, torch.profiler): hidden, what they enclose drawn a level up for each";
+      "The profiler's own Python frames (the capture agent, runpy, torch.profiler) and Kineto's marker rows: hidden, what the frames enclose drawn a level up for each";
     this.box.addEventListener('change', () => onChange(this.box.checked));
     this.elements = [this.box, this.count];
     this.update();
@@ -147,25 +147,55 @@ export class ProfilerFramesToggle {
 
   /** Whether the profile has anything of the profiler's to hide. */
   static wanted(model: TimelineModel): boolean {
-    return model.profilerFrameCount > 0 || model.header.profilerLines.length > 0;
+    return (
+      model.profilerFrameCount > 0 || model.header.profilerLines.length > 0 || model.profilerTracks.size > 0
+    );
   }
 
-  /** Shows what the model shows now: how many frames (or, in a profile without any, lines in its files). */
+  /**
+   * Shows what the model shows now: how many frames (or, in a profile without any, lines in its files, or else
+   * tracks of nothing but Kineto's markers).
+   */
   update(): void {
     const frames = this.model.profilerFrameCount;
-    const n = frames > 0 ? frames : this.model.header.profilerLines.length;
-    const what = frames > 0 ? 'frame' : 'line';
+    const lines = this.model.header.profilerLines.length;
+    const n = frames > 0 ? frames : lines > 0 ? lines : this.model.profilerTracks.size;
+    const what = frames > 0 ? 'frame' : lines > 0 ? 'line' : 'track';
     const shown = this.model.profilerFramesShown;
     this.box.checked = shown;
     this.count.textContent = `${formatCount(n)} profiler ${what}${n === 1 ? '' : 's'} ${shown ? 'shown' : 'hidden'}`;
   }
 }
 
-/** The toolbar: title (the source on hover), Fit, the search bar, and the profile's size and warnings. */
+/** What the toolbar's buttons and switches drive. */
+export interface ToolbarActions {
+  fit(): void;
+  fitSelection(): void;
+  allFlows(all: boolean): void;
+}
+
+/** "All flows": every launch -> device arrow in view, not only the selection's. */
+export class AllFlowsToggle {
+  readonly element = vscodeElement('vscode-checkbox', 'all-flows', { label: 'All flows' });
+
+  constructor(onChange: (all: boolean) => void) {
+    this.element.title = 'Draw every launch → device arrow in view, not only those of the selection';
+    this.element.addEventListener('change', () => onChange(this.element.checked));
+  }
+
+  set(all: boolean): void {
+    this.element.checked = all;
+  }
+}
+
+/**
+ * The toolbar: title (the source on hover), Fit, Fit selection, the search bar, All flows, and the profile's size
+ * and warnings.
+ */
 export function toolbar(
   model: TimelineModel,
   search: SearchBar,
-  fit: () => void,
+  actions: ToolbarActions & { flows: AllFlowsToggle },
   profilerFrames?: ProfilerFramesToggle,
 ): HTMLElement {
   const { header } = model;
@@ -177,7 +207,11 @@ export function toolbar(
   const fitButton = vscodeElement('vscode-button', 'fit', { secondary: '' });
   fitButton.textContent = 'Fit';
   fitButton.title = 'Show the whole profile (0)';
-  fitButton.addEventListener('click', fit);
+  fitButton.addEventListener('click', () => actions.fit());
+  const fitSelection = vscodeElement('vscode-button', 'fit-selection', { secondary: '' });
+  fitSelection.textContent = 'Fit selection';
+  fitSelection.title = 'Show the selection and every device slice it launched on one screen (F)';
+  fitSelection.addEventListener('click', () => actions.fitSelection());
   const span = formatDuration(header.endNs - header.startNs);
   const summary = el('span', {
     className: 'summary',
@@ -187,6 +221,14 @@ export function toolbar(
     summary.textContent += ` · ${header.warnings.length} import warnings`;
     summary.title = header.warnings.slice(0, 20).join('\n');
   }
-  bar.append(title, fitButton, ...search.elements, ...(profilerFrames?.elements ?? []), summary);
+  bar.append(
+    title,
+    fitButton,
+    fitSelection,
+    ...search.elements,
+    actions.flows.element,
+    ...(profilerFrames?.elements ?? []),
+    summary,
+  );
   return bar;
 }

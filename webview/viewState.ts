@@ -13,6 +13,8 @@ export interface ViewSnapshot {
   selected: number;
   tab: number;
   profilerFramesShown: boolean;
+  pinned: number[];
+  allFlows: boolean;
 }
 
 export function viewState(view: ViewSnapshot): TimelineViewState {
@@ -25,12 +27,17 @@ export function viewState(view: ViewSnapshot): TimelineViewState {
     tab: view.tab,
   };
   if (view.profilerFramesShown) state.profilerFrames = true;
+  if (view.pinned.length > 0) state.pinned = [...view.pinned].sort((a, b) => a - b);
+  if (view.allFlows) state.allFlows = true;
   return state;
 }
 
-/** What a saved state gives back: the toggle always (a way of looking), the rest only for the same profile. */
+/** What a saved state gives back: the toggles always (ways of looking), the rest only for the same profile. */
 export interface RestoredView {
   profilerFramesShown: boolean;
+  allFlows: boolean;
+  /** Track ids pinned to the top (the caller keeps those the profile has). */
+  pinned: number[];
   view?: { startNs: number; endNs: number; scrollTop: number };
   selected?: number;
   tab?: number;
@@ -43,10 +50,17 @@ const isNumber = (value: unknown): value is number => typeof value === 'number' 
  * the webview stored, possibly by another version of it: fields of the wrong type are ignored.
  */
 export function restoredView(state: unknown, source: string, sliceCount: number): RestoredView {
-  if (!state || typeof state !== 'object') return { profilerFramesShown: false };
+  if (!state || typeof state !== 'object') return { profilerFramesShown: false, allFlows: false, pinned: [] };
   const saved = state as Partial<Record<keyof TimelineViewState, unknown>>;
-  const restored: RestoredView = { profilerFramesShown: saved.profilerFrames === true };
+  const restored: RestoredView = {
+    profilerFramesShown: saved.profilerFrames === true,
+    allFlows: saved.allFlows === true,
+    pinned: [],
+  };
   if (saved.source !== source) return restored;
+  if (Array.isArray(saved.pinned)) {
+    restored.pinned = saved.pinned.filter((id): id is number => Number.isInteger(id) && id >= 0);
+  }
   if (isNumber(saved.viewStartNs) && isNumber(saved.viewEndNs) && saved.viewEndNs > saved.viewStartNs) {
     const scrollTop = isNumber(saved.scrollTop) ? saved.scrollTop : 0;
     restored.view = { startNs: saved.viewStartNs, endNs: saved.viewEndNs, scrollTop };

@@ -9,11 +9,17 @@ import { SliceKind, type Profile } from '../model/profile';
 /** A python_function event's name: `file(line): function`. */
 const FRAME_NAME = /^(.*)\(\d+\): /s;
 
-/** Files of the profiler itself, in a path with either separator. */
+/**
+ * Files of the profiler itself, in a path with either separator, and of what starts the process that runs the
+ * profiled code: runpy, and a multiprocessing child's bootstrap (`python -c "from multiprocessing.spawn import
+ * spawn_main; …"` is the `<string>` at the bottom of its stack).
+ */
 const PROFILER_FILES = [
   /(^|\/)flagprof_agent\//,
   /(^|\/)runpy\.py$/,
   /^<frozen runpy>$/,
+  /(^|\/)multiprocessing\/(spawn|process|popen_fork|popen_forkserver|forkserver)\.py$/,
+  /^<string>$/,
   /(^|\/)torch\/profiler\//,
   /(^|\/)torch\/autograd\/profiler\.py$/,
   /^<flagprof-site/,

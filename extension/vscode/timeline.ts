@@ -11,6 +11,7 @@ import { webviewPageHtml } from './page';
 import { analyze } from '../analysis/analyze';
 import type { Analysis } from '../analysis/types';
 import { openProfile } from '../capture/open';
+import { readSessionFile, sessionOfFile } from '../capture/session';
 import { UserError } from '../import/errors';
 import type { Profile } from '../model/profile';
 import { isWebviewToHost, type HostToWebview, type TimelineViewState, type WebviewToHost } from '../protocol';
@@ -18,6 +19,7 @@ import { memoryBudgetProblem } from '../timeline/budget';
 import { TimelineChannel } from '../timeline/channel';
 import { encodeTimelineBuffer } from '../timeline/encode';
 import { TimelineRecords, type TimelineRecord } from '../timeline/restore';
+import { timelineTitle } from '../timeline/title';
 
 export const TIMELINE_VIEW_TYPE = 'flagos.timeline';
 export const TRACE_EDITOR_VIEW_TYPE = 'flagos.traceViewer';
@@ -39,6 +41,19 @@ function webviewHtml(webview: vscode.Webview, extensionUri: vscode.Uri, title: s
     style: vscode.Uri.joinPath(dist, 'webview.css'),
     title,
   });
+}
+
+/**
+ * The tab title for a source: `train.py · 18:02` for a session folder (or its own trace), from its session.json;
+ * else the trace's file name.
+ */
+export function titleOf(source: string): string {
+  try {
+    const folder = existsSync(source) && statSync(source).isDirectory() ? source : sessionOfFile(source);
+    return timelineTitle(source, folder ? readSessionFile(folder)?.document : undefined);
+  } catch {
+    return path.basename(source);
+  }
 }
 
 /** Imports and analyses a trace or session folder; refuses up front what cannot fit in memory. */
@@ -89,7 +104,7 @@ class TimelinePanel {
       enableScripts: true,
       localResourceRoots: [vscode.Uri.joinPath(extensionUri, 'dist')],
     };
-    panel.webview.html = webviewHtml(panel.webview, extensionUri, path.basename(source));
+    panel.webview.html = webviewHtml(panel.webview, extensionUri, titleOf(source));
     this.disposables.push(
       panel.webview.onDidReceiveMessage((message: unknown) => {
         if (isWebviewToHost(message)) void this.onMessage(message);
@@ -123,7 +138,7 @@ class TimelinePanel {
   private encode(profile: Profile, analysis: Analysis): ArrayBuffer {
     return encodeTimelineBuffer(profile, analysis, {
       source: this.source,
-      title: path.basename(this.source),
+      title: this.restorable ? this.panel.title : path.basename(this.source),
     });
   }
 
@@ -134,7 +149,7 @@ class TimelinePanel {
   async load(source: string, select?: number): Promise<boolean> {
     if (this.channel.isDisposed) return false;
     this.source = source;
-    this.panel.title = path.basename(source);
+    this.panel.title = this.restorable ? titleOf(source) : path.basename(source);
     this.remember(select);
     const ticket = this.channel.beginLoad('Opening profile…', source);
     try {
@@ -230,7 +245,7 @@ function createPanel(
 ): TimelinePanel {
   const webviewPanel = vscode.window.createWebviewPanel(
     TIMELINE_VIEW_TYPE,
-    path.basename(source),
+    titleOf(source),
     viewColumn ?? vscode.ViewColumn.Active,
     { enableScripts: true, localResourceRoots: [vscode.Uri.joinPath(context.extensionUri, 'dist')] },
   );

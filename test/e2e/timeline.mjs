@@ -1,6 +1,6 @@
 // npm run test:e2e:timeline — the timeline's custom editor in a real VS Code (code-server) driven by Debian
 // Chromium: packages and installs the VSIX, opens a real CUDA trace named *.pt.trace.json.gz (the default editor
-// for those), finds a kernel and its launching op, opens the same trace again with Open Trace… (its tab comes
+// for those), finds a kernel and its launching op, fits it (F) and totals a dragged time range, opens the same trace again with Open Trace… (its tab comes
 // back, no second one), opens a broken trace (its one-line error in the panel), opens
 // a plain .json trace through "Reopen Editor With…", switches to a light colour theme (canvas and text follow),
 // opens a trace with Open Trace… into a timeline tab that is hidden at once, and reloads the window (both timelines
@@ -145,6 +145,33 @@ try {
     if (!details.includes(LAUNCHING_OP)) throw new Error(`details do not name ${LAUNCHING_OP}`);
     await screenshot('kernel-selected');
     return `${LAUNCHING_OP} -> ${text.slice(0, 60)}…`;
+  });
+
+  await step('F fits the selected kernel, and Shift+drag totals the kernels in a time range', async () => {
+    const frame = webviewFrame(page);
+    const canvas = frame.locator('canvas.timeline-canvas');
+    await canvas.focus();
+    await page.keyboard.press('f');
+    await page.waitForTimeout(300);
+    await screenshot('fit-selection');
+    const box = await canvas.boundingBox();
+    if (!box) throw new Error('the timeline canvas has no box');
+    await page.keyboard.down('Shift');
+    await page.mouse.move(box.x + 240, box.y + 120);
+    await page.mouse.down();
+    await page.mouse.move(box.x + box.width - 40, box.y + 160, { steps: 8 });
+    await page.mouse.up();
+    await page.keyboard.up('Shift');
+    const heading = frame.locator('#range-heading');
+    await heading.waitFor({ timeout: 10_000 });
+    const device = await frame.locator('#range-device').innerText();
+    if (!device.includes(KERNEL))
+      throw new Error(`the range's device table lacks ${KERNEL}: ${device.slice(0, 200)}`);
+    await screenshot('range');
+    const text = await heading.innerText();
+    await page.keyboard.press('Escape');
+    await frame.locator('#range-heading').waitFor({ state: 'detached', timeout: 10_000 });
+    return text;
   });
 
   await step(

@@ -315,8 +315,12 @@ describe('every op on the line of the expression that ran it', { timeout: 300_00
     );
     // The mode is what makes operators exact: without it, a shape like `a @ b` is at function level.
     expect(exactShapes).toBeLessThan(shapes.length);
-    const matmul = run.ops.find((op) => op.name === 'aten::matmul' && op.chain?.[0].function === 'shape_0');
-    expect(matmul?.chain?.[0].kind).toBe('function');
+    // A C-level call (aten::matmul of `a @ b`) has no Python frame of its own: at function level, but for the few
+    // torch misnamed (counted above), so the majority, not every one.
+    const matmuls = run.ops.filter((op) => op.name === 'aten::matmul' && op.chain?.length);
+    const atFunction = matmuls.filter((op) => op.chain![0].kind === 'function');
+    expect(matmuls.length).toBeGreaterThan(0);
+    expect(atFunction.length / matmuls.length).toBeGreaterThan(0.5);
   });
 
   it('examples/gpt: the attention matmul and the residual add on their own lines, backward and step on theirs', async () => {

@@ -14,6 +14,8 @@ import { packTimeline, type TimelinePayload, type TimelineSite } from '../../ext
 import { encodeTimeline } from '../../extension/timeline/encode';
 import { buildReportHtml, type WebviewBundle } from '../../extension/timeline/report';
 import type { WebviewToHost } from '../../extension/protocol';
+import { TimelineModel } from '../../webview/model';
+import { rangeTotals } from '../../webview/timeline/rangeTotals';
 import { ARTIFACTS, buildWebviewBundle, launchChromium, TRACES } from '../helpers/browser';
 
 interface Case {
@@ -314,6 +316,199 @@ describe('timeline interaction', () => {
       );
       await expect.poll(() => page.locator('[role=alert]').innerText()).toContain(message);
       await page.screenshot({ path: path.join(ARTIFACTS, 'webview-error.png') });
+    } finally {
+      await page.close();
+    }
+  });
+});
+
+/** Colourfulness of the slice area: the sum over its pixels of their largest less their smallest channel. */
+async function colourfulness(page: Page): Promise<number> {
+  return page.evaluate(() => {
+    const canvas = document.querySelector('canvas.timeline-canvas') as HTMLCanvasElement;
+    const x0 = Math.ceil(210 * (window.devicePixelRatio || 1));
+    const y0 = Math.ceil(30 * (window.devicePixelRatio || 1));
+    const data = canvas.getContext('2d')!.getImageData(x0, y0, canvas.width - x0, canvas.height - y0).data;
+    let sum = 0;
+    for (let i = 0; i < data.length; i += 4) {
+      sum += Math.max(data[i], data[i + 1], data[i + 2]) - Math.min(data[i], data[i + 1], data[i + 2]);
+    }
+    return sum;
+  });
+}
+
+/** The op of the trace whose children launched the most device slices it did not launch itself. */
+function opWithChildKernels(model: TimelineModel): number {
+  let best = 0;
+  let op = -1;
+  for (let i = 0; i < model.sliceCount; i++) {
+    if (model.columns.kind[i] !== SliceKind.CpuOp) continue;
+    const indirect = model.launchedUnder(i).length - model.launchedFrom(i).length;
+    if (indirect > best) [best, op] = [indirect, i];
+  }
+  return op;
+}
+
+describe('the timeline at a glance (BERT on H100)', () => {
+  it('draws flows for the selection only, fits it, totals a dragged range, pins a track and dims non-matches', async () => {
+    const profile = await importTrace(path.join(TRACES, CASES[0].file));
+    const payload = encodeTimeline(profile, analyze(profile), { title: CASES[0].file });
+    const model = new TimelineModel(payload);
+    const op = opWithChildKernels(model);
+    const launched = model.launchedUnder(op);
+    expect(launched.length).toBeGreaterThan(model.launchedFrom(op).length);
+    const page = await openReport(
+      browser,
+      buildReportHtml(packTimeline(payload), 'glance', bundle),
+      'webview-glance',
+    );
+    const stats = () =>
+      page.evaluate(() => {
+        const { flows, flowsHidden } = window.flagprofTimeline!.view.stats;
+        return { flows, flowsHidden };
+      });
+    const view = () =>
+      page.evaluate(() => {
+        const v = window.flagprofTimeline!.view;
+        return { start: v.viewStart, end: v.viewEnd, scrollTop: v.scrollTop, rows: v.viewport.rowsHeight };
+      });
+    try {
+      // Nothing selected: no arrows and no note about hidden ones. "All flows" draws those in view.
+      await page.waitForTimeout(100);
+      expect(await stats()).toEqual({ flows: 0, flowsHidden: 0 });
+      await page.locator('#all-flows').click();
+      await expect.poll(async () => (await stats()).flows).toBeGreaterThan(10);
+      await page.locator('#all-flows').click();
+      await expect.poll(stats).toEqual({ flows: 0, flowsHidden: 0 });
+
+      // The op's flows: its children's launches to their kernels, one arrow each.
+      await page.evaluate((s) => window.flagprofTimeline!.select(s), op);
+      await page.locator('canvas.timeline-canvas').focus();
+      await page.keyboard.press('f');
+      await expect.poll(async () => (await stats()).flows).toBe(launched.length);
+
+      // Fit selection: the op and every kernel it launched inside the view, their rows on screen.
+      const fitted = await view();
+      const rowTop = (s: number) => page.evaluate((x) => window.flagprofTimeline!.view.rowTop(x), s);
+      const tops = new Map<number, number>();
+      for (const s of [op, ...launched]) tops.set(s, await rowTop(s));
+      const onScreen = (y: number) => y >= fitted.scrollTop && y + 18 <= fitted.scrollTop + fitted.rows;
+      // Rows too far apart for the screen keep the op's own row on it, the kernels' as near as they go.
+      const tall = Math.max(...tops.values()) + 18 - Math.min(...tops.values()) + 16 > fitted.rows;
+      expect(onScreen(tops.get(op)!)).toBe(true);
+      for (const s of [op, ...launched]) {
+        expect(payload.columns.start[s]).toBeGreaterThanOrEqual(fitted.start);
+        expect(payload.columns.start[s] + payload.columns.dur[s]).toBeLessThanOrEqual(fitted.end);
+        if (!tall) expect(onScreen(tops.get(s)!), `slice ${s}`).toBe(true);
+      }
+      if (tall) expect(fitted.scrollTop).toBeCloseTo(tops.get(op)! + 18 + 8 - fitted.rows, 0);
+      const span = fitted.end - fitted.start;
+      const opDur = payload.columns.dur[op];
+      expect(span).toBeLessThan(Math.max(opDur, 1) * 50);
+      await page.screenshot({ path: path.join(ARTIFACTS, 'webview-glance-fit-selection.png') });
+      // The toolbar's button does the same after a zoom out.
+      await page.keyboard.press('0');
+      await expect.poll(async () => (await view()).end - (await view()).start).toBeGreaterThan(span * 2);
+      await page.locator('#fit-selection').click();
+      await expect.poll(async () => (await view()).start).toBeCloseTo(fitted.start, 0);
+
+      // Shift+drag: the totals per op and per kernel inside the range, as computed from the same columns.
+      const box = (await page.locator('canvas.timeline-canvas').boundingBox())!;
+      await page.keyboard.down('Shift');
+      await page.mouse.move(box.x + 260, box.y + 200);
+      await page.mouse.down();
+      await page.mouse.move(box.x + 500, box.y + 220, { steps: 5 });
+      await page.mouse.move(box.x + box.width - 20, box.y + 240, { steps: 5 });
+      await page.mouse.up();
+      await page.keyboard.up('Shift');
+      const range = await page.evaluate(() => window.flagprofTimeline!.view.range);
+      expect(range).toBeDefined();
+      expect(range!.end).toBeGreaterThan(range!.start);
+      expect(await page.locator('#range-heading').innerText()).toMatch(/^Range /);
+      const expected = rangeTotals(model, range!.start, range!.end);
+      expect(expected.device.length).toBeGreaterThan(0);
+      const firstRow = await page.locator('#range-device tr').nth(1).locator('td').allInnerTexts();
+      expect(firstRow[0]).toBe(expected.device[0].name);
+      expect(firstRow[1]).toBe(String(expected.device[0].count));
+      expect(await page.locator('#range-ops tr').count()).toBe(Math.min(expected.ops.length, 100) + 1);
+      await page.screenshot({ path: path.join(ARTIFACTS, 'webview-glance-range.png') });
+      // Escape clears the range first (the op's details come back), then the selection.
+      await page.keyboard.press('Escape');
+      expect(await page.evaluate(() => window.flagprofTimeline!.view.range)).toBeUndefined();
+      expect(await page.locator('#details-name').innerText()).toBe(model.nameOf(op));
+      // A drag on the ruler selects a range too, without Shift.
+      await page.mouse.move(box.x + 300, box.y + 10);
+      await page.mouse.down();
+      await page.mouse.move(box.x + 600, box.y + 10, { steps: 5 });
+      await page.mouse.up();
+      expect(await page.evaluate(() => window.flagprofTimeline!.view.range)).toBeDefined();
+      await page.keyboard.press('Escape');
+
+      // A click on the CPU thread's name pins it above the GPU stream; again unpins it.
+      const kernelTop = await rowTop(launched[0]);
+      const opTop = await rowTop(op);
+      expect(opTop).toBeGreaterThan(kernelTop);
+      const scrollTop = (await view()).scrollTop;
+      const trackTop = opTop - model.laneOf(op)!.depth * 18 - 3;
+      await page.mouse.click(box.x + 60, box.y + 24 + trackTop - scrollTop + 9);
+      const pinned = await page.evaluate(() => window.flagprofTimeline!.view.pinned);
+      expect(pinned).toEqual([model.trackOf(op)!.id]);
+      expect(await rowTop(op)).toBeLessThan(await rowTop(launched[0]));
+      await page.screenshot({ path: path.join(ARTIFACTS, 'webview-glance-pinned.png') });
+      await page.evaluate((s) => window.flagprofTimeline!.select(s), op);
+      await page.locator('canvas.timeline-canvas').focus();
+      await page.keyboard.press('p');
+      expect(await page.evaluate(() => window.flagprofTimeline!.view.pinned)).toEqual([]);
+
+      // The GPU stream pinned stays under the ruler while the rows scroll: with it, Fit selection shows the
+      // deep op and its kernel on one screen.
+      const screenY = (s: number) =>
+        page.evaluate((x) => {
+          const v = window.flagprofTimeline!.view;
+          return v.viewport.screenY(v.rowTop(x));
+        }, s);
+      await page.mouse.move(box.x + 500, box.y + 300);
+      await page.mouse.wheel(0, -5000);
+      await expect.poll(async () => (await view()).scrollTop).toBe(0);
+      await page.mouse.click(box.x + 60, box.y + (await screenY(launched[0])) + 6);
+      expect(await page.evaluate(() => window.flagprofTimeline!.view.pinned)).toEqual([
+        model.trackOf(launched[0])!.id,
+      ]);
+      await page.mouse.move(box.x + 500, box.y + 300);
+      await page.mouse.wheel(0, 5000);
+      await expect.poll(async () => (await view()).scrollTop).toBeGreaterThan(100);
+      const fixed = await page.evaluate(() => window.flagprofTimeline!.view.viewport.fixedHeight);
+      expect(fixed).toBeGreaterThan(0);
+      const kernelY = await screenY(launched[0]);
+      expect(kernelY).toBeGreaterThanOrEqual(24);
+      expect(kernelY + 18).toBeLessThanOrEqual(24 + fixed);
+      await page.locator('canvas.timeline-canvas').focus();
+      await page.keyboard.press('f');
+      await page.waitForTimeout(50);
+      const rowsBottom = 24 + (await view()).rows;
+      for (const s of [op, ...launched]) {
+        const y = await screenY(s);
+        expect(y, `slice ${s}`).toBeGreaterThanOrEqual(24);
+        expect(y + 18, `slice ${s}`).toBeLessThanOrEqual(rowsBottom);
+      }
+      await page.screenshot({ path: path.join(ARTIFACTS, 'webview-glance-pinned-stream-fit.png') });
+
+      // Search dims what does not match: a name nothing has dims every slice; clearing it brings them back.
+      await page.keyboard.press('0');
+      await page.waitForTimeout(100);
+      const vivid = await colourfulness(page);
+      expect(await page.evaluate(() => window.flagprofTimeline!.search('no slice is named this'))).toBe(0);
+      await expect.poll(() => colourfulness(page)).toBeLessThan(vivid * 0.5);
+      await page.screenshot({ path: path.join(ARTIFACTS, 'webview-glance-dimmed.png') });
+      await page.evaluate(() => window.flagprofTimeline!.search(''));
+      await expect.poll(() => colourfulness(page)).toBeGreaterThan(vivid * 0.9);
+
+      // The host's selection ("Show in timeline") comes fitted, what it launched with it.
+      await page.evaluate((slice) => window.postMessage({ type: 'select', slice }, '*'), op);
+      await expect.poll(async () => (await view()).end - (await view()).start).toBeLessThan(span * 1.01);
+      const shown = await view();
+      expect(shown.start).toBeLessThanOrEqual(payload.columns.start[op]);
+      expect(shown.end).toBeGreaterThanOrEqual(payload.columns.start[op] + opDur);
     } finally {
       await page.close();
     }

@@ -276,12 +276,17 @@ describe("the profiler's own frames", () => {
       '/venv/lib/python3.12/site-packages/torch/profiler/profiler.py(1128): start',
       'torch/autograd/profiler.py(700): __exit__',
       '<flagprof-site>(12): site_index',
+      // A multiprocessing child's bootstrap, below the code it runs (the OWLv2 trace's top five frames).
+      '<string>(1): <module>',
+      'multiprocessing/spawn.py(122): spawn_main',
+      '/usr/lib/python3.10/multiprocessing/process.py(314): _bootstrap',
     ])
       expect(isProfilerFrameName(name), name).toBe(true);
     for (const name of [
       `${USER}(16): forward`,
       '/home/user/proj/runpy_tools.py(3): run',
       '/home/user/my_torch/profiler.py(3): run',
+      '/home/user/proj/multiprocessing/pool_tools.py(3): run',
       'torch/nn/modules/module.py(1501): _call_impl',
       '<built-in method tanh of type object at 0x7f82f8acea40>',
     ])

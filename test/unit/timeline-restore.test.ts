@@ -308,6 +308,8 @@ describe("the webview's own state across a window reload", () => {
     selected: 12,
     tab: 2,
     profilerFramesShown: true,
+    pinned: [7, 3],
+    allFlows: false,
   };
   /** VS Code keeps webview state as JSON. */
   const reloaded = (state: unknown): unknown => JSON.parse(JSON.stringify(state));
@@ -321,6 +323,8 @@ describe("the webview's own state across a window reload", () => {
     expect(target).toEqual({ source });
     expect(restoredView(saved, target!.source, 100)).toEqual({
       profilerFramesShown: true,
+      allFlows: false,
+      pinned: [3, 7],
       view: { startNs: 1_000, endNs: 9_000, scrollTop: 40 },
       selected: 12,
       tab: 2,
@@ -334,16 +338,26 @@ describe("the webview's own state across a window reload", () => {
     expect(restoredView(hidden, source, 100).profilerFramesShown).toBe(false);
   });
 
-  it('keeps the toggle for another profile in the panel, but not its view or selection', () => {
-    expect(restoredView(reloaded(viewState(shown)), '/other/trace.json', 100)).toEqual({
+  it('keeps the toggles for another profile in the panel, but not its view, selection or pins', () => {
+    const withFlows = reloaded(viewState({ ...shown, allFlows: true }));
+    expect(restoredView(withFlows, '/other/trace.json', 100)).toEqual({
       profilerFramesShown: true,
+      allFlows: true,
+      pinned: [],
     });
+  });
+
+  it('keeps pinned tracks only as whole track ids', () => {
+    const saved = { source, pinned: [2, -1, 1.5, '4', 9] };
+    expect(restoredView(saved, source, 100).pinned).toEqual([2, 9]);
+    expect(reloaded(viewState({ ...shown, pinned: [] }))).not.toHaveProperty('pinned');
   });
 
   it('ignores what does not fit: a selection past the slices, fields of the wrong type', () => {
     expect(restoredView(reloaded(viewState(shown)), source, 10).selected).toBeUndefined();
     const junk = { source, profilerFrames: 'yes', viewStartNs: '1', viewEndNs: 2, selected: 1.5, tab: -1 };
-    expect(restoredView(junk, source, 100)).toEqual({ profilerFramesShown: false });
-    expect(restoredView('a string', source, 100)).toEqual({ profilerFramesShown: false });
+    const nothing = { profilerFramesShown: false, allFlows: false, pinned: [] };
+    expect(restoredView(junk, source, 100)).toEqual(nothing);
+    expect(restoredView('a string', source, 100)).toEqual(nothing);
   });
 });

@@ -1,9 +1,10 @@
 /**
- * Launch -> device arrows. All of them while few are in view (beyond that they would hide the slices, and a
- * note says how to get them back), and always those of the selection.
+ * Launch -> device arrows: those of the selection (its launches, or the launches of everything it encloses), and,
+ * with "All flows" on, every one in view while few are (beyond that they would hide the slices, and a note says
+ * how to get them back). Nothing is drawn when there is nothing selected to draw for.
  */
 import { isDeviceKind, isLaunchKind } from '../../extension/shared/kinds';
-import type { TimelineModel } from '../model';
+import { lowerBound, type TimelineModel } from '../model';
 import type { Frame } from './frame';
 import { ROW_HEIGHT } from './layout';
 
@@ -11,18 +12,6 @@ import { ROW_HEIGHT } from './layout';
 const MAX_FLOWS_IN_VIEW = 400;
 /** The most arrows drawn for one selected slice (an op can launch thousands of kernels). */
 const MAX_SELECTED_FLOWS = 2000;
-
-/** First k with start[order[k]] >= t, order sorted by start. */
-function lowerBound(order: Int32Array, start: Float64Array, t: number): number {
-  let lo = 0;
-  let hi = order.length;
-  while (lo < hi) {
-    const mid = (lo + hi) >>> 1;
-    if (start[order[mid]] < t) lo = mid + 1;
-    else hi = mid;
-  }
-  return lo;
-}
 
 /** First j with start[target[order[j]]] >= t, order sorted by that key. */
 function lowerBoundIndirect(order: Int32Array, target: Int32Array, start: Float64Array, t: number): number {
@@ -36,7 +25,10 @@ function lowerBoundIndirect(order: Int32Array, target: Int32Array, start: Float6
   return lo;
 }
 
-/** The flows that belong to a selection: into a device slice, out of a launch, or through an op's kernels. */
+/**
+ * The flows that belong to a selection: into a device slice, out of a launch, or from the launches of an op, its
+ * children and everything else it encloses to their device slices.
+ */
 export function flowsOf(model: TimelineModel, selected: number): [number, number][] {
   if (selected < 0) return [];
   const { kind, runtimeOf, opOf } = model.columns;
@@ -45,8 +37,9 @@ export function flowsOf(model: TimelineModel, selected: number): [number, number
     return from >= 0 ? [[from, selected]] : [];
   }
   const isLaunch = isLaunchKind(kind[selected]);
-  return model.launchedFrom(selected, MAX_SELECTED_FLOWS).map((device) => {
-    const from = isLaunch ? selected : runtimeOf[device] >= 0 ? runtimeOf[device] : selected;
+  return model.launchedUnder(selected, MAX_SELECTED_FLOWS).map((device) => {
+    const launch = runtimeOf[device] >= 0 ? runtimeOf[device] : opOf[device];
+    const from = isLaunch ? selected : launch >= 0 ? launch : selected;
     return [from, device];
   });
 }
@@ -54,6 +47,8 @@ export function flowsOf(model: TimelineModel, selected: number): [number, number
 export class FlowPainter {
   /** Flow indexes sorted by the start of their device slice (the payload sorts them by launch start). */
   private readonly flowsByTo: Int32Array;
+  /** The selection's flows, kept while it stays selected (an enclosing frame's walk is long). */
+  private selection: { slice: number; framesShown: boolean; flows: [number, number][] } | undefined;
 
   constructor(private readonly model: TimelineModel) {
     const { flowTo, start } = model.columns;
@@ -62,18 +57,24 @@ export class FlowPainter {
     this.flowsByTo = order.sort((a, b) => start[flowTo[a]] - start[flowTo[b]] || a - b);
   }
 
-  /** Draws the flows in view and the selection's; answers how many were drawn and how many left out. */
-  draw(frame: Frame, selected: number): { drawn: number; hidden: number } {
+  /**
+   * Draws the selection's flows, and with `all` every flow in view; answers how many were drawn and how many
+   * were left out.
+   */
+  draw(frame: Frame, selected: number, all: boolean): { drawn: number; hidden: number } {
     const { ctx, theme } = frame;
-    ctx.beginPath();
-    const inView = this.traceFlowsInView(frame);
-    ctx.strokeStyle = theme.flow;
-    ctx.lineWidth = 1;
-    ctx.globalAlpha = 0.7;
-    ctx.stroke();
-    ctx.globalAlpha = 1;
+    let inView = { drawn: 0, hidden: 0 };
+    if (all) {
+      ctx.beginPath();
+      inView = this.traceFlowsInView(frame);
+      ctx.strokeStyle = theme.flow;
+      ctx.lineWidth = 1;
+      ctx.globalAlpha = 0.7;
+      ctx.stroke();
+      ctx.globalAlpha = 1;
+    }
     let drawn = inView.drawn;
-    const flows = flowsOf(this.model, selected);
+    const flows = this.selectionFlows(selected);
     if (flows.length > 0) {
       ctx.beginPath();
       for (const [from, to] of flows) if (this.arrow(frame, from, to)) drawn++;
@@ -82,6 +83,15 @@ export class FlowPainter {
       ctx.stroke();
     }
     return { drawn, hidden: inView.hidden };
+  }
+
+  private selectionFlows(selected: number): [number, number][] {
+    const framesShown = this.model.profilerFramesShown;
+    const kept = this.selection;
+    if (kept?.slice === selected && kept.framesShown === framesShown) return kept.flows;
+    const flows = flowsOf(this.model, selected);
+    this.selection = { slice: selected, framesShown, flows };
+    return flows;
   }
 
   /**
@@ -112,7 +122,7 @@ export class FlowPainter {
   private anchor(frame: Frame, slice: number): { x: number; top: number; bottom: number } | undefined {
     const { model, layout, viewport } = frame;
     const lane = model.laneOfSlice[slice];
-    if (lane < 0 || layout.laneY[lane] < 0) return undefined;
+    if (lane < 0 || layout.laneY[lane] < 0 || viewport.covered(layout.laneY[lane])) return undefined;
     const top = viewport.screenY(layout.laneY[lane]);
     return { x: viewport.xOf(model.columns.start[slice]), top, bottom: top + ROW_HEIGHT - 1 };
   }
@@ -140,7 +150,7 @@ export class FlowPainter {
   drawHiddenNote(frame: Frame, hidden: number): void {
     if (hidden <= 0) return;
     const { ctx, theme, viewport } = frame;
-    const note = `${hidden.toLocaleString('en-US')} flows in view: zoom in or select a slice to see them`;
+    const note = `${hidden.toLocaleString('en-US')} flows in view: zoom in to see them`;
     const width = ctx.measureText(note).width + 12;
     ctx.fillStyle = theme.headerBackground;
     ctx.fillRect(viewport.width - width - 4, viewport.height - 22, width, 18);

@@ -2,6 +2,7 @@
 import type { TimelineModel } from '../model';
 import type { Theme } from '../theme';
 import type { TrackLayout } from './layout';
+import type { RulerTicks } from './ruler';
 import type { Viewport } from './viewport';
 
 export interface Frame {
@@ -14,8 +15,10 @@ export interface Frame {
   readonly layout: TrackLayout;
   /** Average glyph width of the canvas font: how many characters a label has room for. */
   readonly charWidth: number;
-  /** The ruler's tick step, ns: the grid lines stand on the same ticks. */
-  readonly step: number;
+  /** The ruler's ticks: the grid lines stand on the same ones. */
+  readonly ruler: RulerTicks;
+  /** While a search is on: per string id, 1 when the name matches (the rest are drawn dimmed). */
+  readonly nameMatches: Uint8Array | undefined;
 }
 
 /** `text` cut to `room` characters, ending in an ellipsis when cut. */

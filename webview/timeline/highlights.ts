@@ -26,7 +26,8 @@ function drawMatches(frame: Frame, matches: Uint8Array): void {
     if (row.kind !== 'track') continue;
     for (const lane of row.lanes) {
       const y = viewport.screenY(layout.laneY[lane.index]);
-      if (y + ROW_HEIGHT < RULER_HEIGHT || y > viewport.height) continue;
+      if (y + ROW_HEIGHT < RULER_HEIGHT || y > viewport.height || viewport.covered(layout.laneY[lane.index]))
+        continue;
       const level = lane.lod.levelFor(viewport.nsPerPx);
       for (
         let k = firstEndingAfter(level, viewport.viewStart);
@@ -49,7 +50,7 @@ function outline(frame: Frame, slice: number, colour: string, width: number): vo
   if (slice < 0) return;
   const { ctx, viewport, layout, model } = frame;
   const lane = model.laneOfSlice[slice];
-  if (lane < 0 || layout.laneY[lane] < 0) return;
+  if (lane < 0 || layout.laneY[lane] < 0 || viewport.covered(layout.laneY[lane])) return;
   const y = viewport.screenY(layout.laneY[lane]);
   const x0 = viewport.xOf(model.columns.start[slice]);
   const w = Math.max(3, viewport.xOf(model.end(slice)) - x0);

@@ -1,11 +1,13 @@
 /**
  * Perfetto's navigation on the canvas: drag pans, the wheel scrolls (Shift pans, Ctrl or a trackpad pinch
- * zooms), W/S zoom and A/D pan while held, arrows walk the slices, Enter opens the selection's source.
+ * zooms), W/S zoom and A/D pan while held, arrows walk the slices, Enter opens the selection's source. Shift+drag,
+ * or a drag on the ruler, selects a time range (Escape clears it); a click on a track's name pins it to the top.
  */
 import type { TimelineModel } from '../model';
 import { firstChildOf, parentOf, type Hit } from './hitTest';
 import { ROW_HEIGHT } from './layout';
-import { LABEL_WIDTH, type Viewport } from './viewport';
+import type { TimeRange } from './view';
+import { LABEL_WIDTH, RULER_HEIGHT, type Viewport } from './viewport';
 
 /** What the input drives: the timeline view. */
 export interface InputTarget {
@@ -18,6 +20,14 @@ export interface InputTarget {
   panPx(dx: number, dy?: number): void;
   scrollBy(dy: number): void;
   fit(): void;
+  /** Fits the selection and the device slices it launched (the whole profile with nothing selected). */
+  fitSelection(): void;
+  readonly range: TimeRange | undefined;
+  setRange(range: TimeRange | undefined): void;
+  /** Pins (or unpins) the track whose row is at a screen y; false when there is none. */
+  togglePinAt(y: number): boolean;
+  /** Pins (or unpins) the selection's track; false with nothing selected. */
+  togglePinSelected(): boolean;
   reveal(slice: number, zoomTo?: boolean): void;
   select(slice: number, reveal?: boolean): void;
   /** Enter on the selected slice. */
@@ -38,6 +48,8 @@ interface Drag {
   x: number;
   y: number;
   moved: boolean;
+  /** Selecting a time range (Shift, or pressed on the ruler) rather than panning. */
+  range: boolean;
   viewStart: number;
   viewEnd: number;
   scrollTop: number;
@@ -51,9 +63,15 @@ function fitAll(target: InputTarget): boolean {
   return true;
 }
 
-function fitSelection(target: InputTarget, selected: number): boolean {
-  if (selected >= 0) target.reveal(selected, true);
-  else target.fit();
+function fitSelection(target: InputTarget): boolean {
+  target.fitSelection();
+  return true;
+}
+
+/** Escape clears the time range first, then the selection. */
+function clear(target: InputTarget): boolean {
+  if (target.range) target.setRange(undefined);
+  else target.select(-1, false);
   return true;
 }
 
@@ -92,7 +110,9 @@ const KEY_ACTIONS = new Map<string, KeyAction>([
   ['Home', fitAll],
   ['f', fitSelection],
   ['F', fitSelection],
-  ['Escape', (target) => (target.select(-1, false), true)],
+  ['Escape', clear],
+  ['p', (target) => target.togglePinSelected()],
+  ['P', (target) => target.togglePinSelected()],
   ['Enter', (target, selected) => selected >= 0 && (target.activate(selected), true)],
   ['c', toggleProcess],
   ['C', toggleProcess],
@@ -138,6 +158,7 @@ export class TimelineInput {
       x: event.offsetX,
       y: event.offsetY,
       moved: false,
+      range: event.offsetX >= LABEL_WIDTH && (event.shiftKey || event.offsetY < RULER_HEIGHT),
       viewStart: viewport.viewStart,
       viewEnd: viewport.viewEnd,
       scrollTop: viewport.scrollTop,
@@ -151,6 +172,13 @@ export class TimelineInput {
       const dx = event.offsetX - drag.x;
       const dy = event.offsetY - drag.y;
       if (Math.abs(dx) + Math.abs(dy) > 3) drag.moved = true;
+      if (drag.moved && drag.range) {
+        const { viewport } = this.target;
+        const at = (x: number) => viewport.nsAt(Math.max(LABEL_WIDTH, Math.min(viewport.width, x)));
+        this.target.setRange({ start: at(drag.x), end: at(event.offsetX) });
+        this.target.hideTooltip();
+        return;
+      }
       if (drag.moved) {
         const width = this.target.viewport.width;
         const dt = dx * ((drag.viewEnd - drag.viewStart) / Math.max(1, width - LABEL_WIDTH));
@@ -173,6 +201,8 @@ export class TimelineInput {
       target.toggleProcess(process);
       return;
     }
+    if (event.offsetX < LABEL_WIDTH && target.togglePinAt(event.offsetY)) return;
+    if (drag.range) return;
     const hit = target.hitTest(event.offsetX, event.offsetY);
     if (hit.merged > 0) {
       // Clicking a merged block zooms into it, as a person would next.

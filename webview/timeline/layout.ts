@@ -1,8 +1,10 @@
 /**
- * The rows down the canvas: a header per process, then each of its tracks with one lane per nesting depth,
+ * The rows down the canvas (in trackOrder.ts's order): a header per group, then each of its tracks with one lane per nesting depth,
  * unless the process is collapsed. Positions are content coordinates (0 at the top of the first row).
  */
+import type { TimelineTrack } from '../../extension/protocol';
 import type { Lane, TimelineModel } from '../model';
+import { orderTracks, PINNED } from './trackOrder';
 
 export const ROW_HEIGHT = 18;
 export const PROCESS_HEIGHT = 22;
@@ -17,19 +19,21 @@ export interface Row {
   detail: string;
   process: string;
   lanes: Lane[];
-}
-
-/** The process a lane's track belongs to, as the rows name it. */
-export function processOf(lane: Lane): string {
-  return `${lane.track.pid}`;
+  /** A track's row: its track id, and whether it is pinned. */
+  trackId?: number;
+  pinned?: boolean;
 }
 
 export class TrackLayout {
   rows: Row[] = [];
   /** Height of all rows. */
   height = 0;
-  /** Per lane of the model's lanes now: y of its top, -1 when hidden (process collapsed). */
+  /** Height of the pinned group at the top (0 without pins): those rows stay put while the rest scrolls. */
+  pinnedHeight = 0;
+  /** Per lane of the model's lanes now: y of its top, -1 when hidden (process collapsed, or nothing to draw). */
   laneY: Float64Array;
+  /** Track ids pinned to the top. */
+  readonly pinned = new Set<number>();
   private readonly collapsed = new Set<string>();
 
   constructor(private readonly model: TimelineModel) {
@@ -50,47 +54,60 @@ export class TrackLayout {
     this.collapsed.delete(process);
   }
 
+  /** Pins a track to the top, or unpins it (build() lays the rows out again). */
+  togglePin(trackId: number): void {
+    if (this.pinned.has(trackId)) this.pinned.delete(trackId);
+    else this.pinned.add(trackId);
+  }
+
+  /** The group a lane's rows are in: the pinned one, or its process. */
+  processOf(lane: Lane): string {
+    return this.pinned.has(lane.track.id) ? PINNED : lane.track.pid;
+  }
+
   build(): void {
     const rows: Row[] = [];
     // The model's lanes change when the profiler's frames are shown or hidden.
     if (this.laneY.length !== this.model.lanes.length) this.laneY = new Float64Array(this.model.lanes.length);
     this.laneY.fill(-1);
+    this.pinnedHeight = 0;
     let y = 0;
-    let process = '';
-    for (const track of this.model.header.tracks) {
-      const processKey = `${track.pid}`;
-      if (processKey !== process) {
-        process = processKey;
-        const label = track.processName || `process ${track.pid}`;
-        rows.push({
-          kind: 'process',
-          y,
-          height: PROCESS_HEIGHT,
-          label,
-          detail: '',
-          process: processKey,
-          lanes: [],
-        });
-        y += PROCESS_HEIGHT;
-      }
-      if (this.collapsed.has(processKey)) continue;
-      const lanes = (this.model.lanesOfTrack.get(track.id) ?? []).filter(Boolean);
-      if (lanes.length === 0) continue;
-      const height = lanes.length * ROW_HEIGHT + TRACK_GAP;
-      for (const lane of lanes) this.laneY[lane.index] = y + TRACK_GAP / 2 + lane.depth * ROW_HEIGHT;
-      rows.push({
-        kind: 'track',
-        y,
-        height,
-        label: track.name || track.tid,
-        detail: `${this.model.shownSliceCount(track).toLocaleString('en-US')} slices`,
-        process: processKey,
-        lanes,
-      });
-      y += height;
+    const groups = orderTracks(this.model.header.tracks, this.pinned, (t) => this.model.isTrackShown(t));
+    for (const group of groups) {
+      const { label, process } = group;
+      rows.push({ kind: 'process', y, height: PROCESS_HEIGHT, label, detail: '', process, lanes: [] });
+      y += PROCESS_HEIGHT;
+      if (this.collapsed.has(group.process)) continue;
+      for (const track of group.tracks) y = this.trackRow(rows, track, group.process, y);
+      if (group.process === PINNED) this.pinnedHeight = y;
     }
     this.rows = rows;
     this.height = y;
+  }
+
+  /** Adds a track's row (its lanes' positions set); answers the y below it. */
+  private trackRow(rows: Row[], track: TimelineTrack, process: string, y: number): number {
+    const lanes = (this.model.lanesOfTrack.get(track.id) ?? []).filter(Boolean);
+    if (lanes.length === 0) return y;
+    const height = lanes.length * ROW_HEIGHT + TRACK_GAP;
+    for (const lane of lanes) this.laneY[lane.index] = y + TRACK_GAP / 2 + lane.depth * ROW_HEIGHT;
+    rows.push({
+      kind: 'track',
+      y,
+      height,
+      label: track.name || track.tid,
+      detail: `${this.model.shownSliceCount(track).toLocaleString('en-US')} slices`,
+      process,
+      lanes,
+      trackId: track.id,
+      pinned: this.pinned.has(track.id),
+    });
+    return y + height;
+  }
+
+  /** The track row at a content y, if any. */
+  trackAt(y: number): Row | undefined {
+    return this.rows.find((r) => r.kind === 'track' && y >= r.y && y < r.y + r.height);
   }
 
   /** The lane at a content y, if any. */

@@ -10,6 +10,11 @@ import { clipText, type Frame } from './frame';
 import { PROCESS_HEIGHT, ROW_HEIGHT } from './layout';
 import { LABEL_WIDTH, RULER_HEIGHT } from './viewport';
 
+/** Set in a block's palette index when a search is on and its name does not match: drawn dimmed. */
+const DIMMED = 0x80;
+/** How much of the background a dimmed block's colour is. */
+const DIM_MIX = 0.75;
+
 /** Narrowest block that gets its name written in it, CSS px. */
 const MIN_LABEL_PX = 28;
 
@@ -17,6 +22,23 @@ function grow<T extends Float32Array | Uint8Array>(a: T): T {
   const next = new (a.constructor as new (n: number) => T)(a.length * 2);
   next.set(a);
   return next;
+}
+
+let dimmedPalette: { palette: Uint32Array; background: number; all: Uint32Array } | undefined;
+
+/** The palette, then at DIMMED onwards each colour mixed with the background (little-endian ABGR words). */
+function withDimmed(palette: Uint32Array, background: number): Uint32Array {
+  if (dimmedPalette?.palette === palette && dimmedPalette.background === background) return dimmedPalette.all;
+  const all = new Uint32Array(DIMMED * 2);
+  all.set(palette.subarray(0, DIMMED));
+  const mix = (c: number, shift: number): number =>
+    Math.round(((c >>> shift) & 255) * (1 - DIM_MIX) + ((background >>> shift) & 255) * DIM_MIX);
+  for (let i = 0; i < palette.length && i < DIMMED; i++) {
+    const c = palette[i];
+    all[DIMMED + i] = ((255 << 24) | (mix(c, 16) << 16) | (mix(c, 8) << 8) | mix(c, 0)) >>> 0;
+  }
+  dimmedPalette = { palette, background, all };
+  return all;
 }
 
 export class SlicePainter {
@@ -54,15 +76,15 @@ export class SlicePainter {
     this.bandCount = 0;
     this.labelQueue = [];
     for (const row of layout.rows) {
-      const y = row.y - viewport.scrollTop + top;
+      const y = viewport.screenY(row.y);
       if (y + row.height < top || y > bottom) continue;
       if (row.kind === 'process') {
-        this.bands[this.bandCount++] = y;
+        if (!viewport.covered(row.y)) this.bands[this.bandCount++] = y;
         continue;
       }
       for (const lane of row.lanes) {
-        const ly = layout.laneY[lane.index] - viewport.scrollTop + top;
-        if (ly + ROW_HEIGHT < top || ly > bottom) continue;
+        const ly = viewport.screenY(layout.laneY[lane.index]);
+        if (ly + ROW_HEIGHT < top || ly > bottom || viewport.covered(layout.laneY[lane.index])) continue;
         const level = levelOfDetail ? lane.lod.levelFor(viewport.nsPerPx) : lane.lod.finest;
         this.collectLane(frame, level, Math.round(ly));
       }
@@ -74,6 +96,7 @@ export class SlicePainter {
     const { viewStart, viewEnd, nsPerPx, width: right } = frame.viewport;
     const name = this.model.columns.name;
     const colourOfName = this.colourOfName;
+    const matches = frame.nameMatches;
     const labelQueue = this.labelQueue;
     let lastRight = -Infinity;
     const { start, end, slice, count } = level;
@@ -91,7 +114,8 @@ export class SlicePainter {
       if (x1 > right + 1) x1 = right + 1;
       lastRight = x1;
       const sl = slice[k];
-      this.pushRect(x0, y, x1 - x0, colourOfName[name[sl]]);
+      const dimmed = matches !== undefined && !matches[name[sl]];
+      this.pushRect(x0, y, x1 - x0, colourOfName[name[sl]] | (dimmed ? DIMMED : 0));
       if (count[k] === 1 && x1 - x0 >= MIN_LABEL_PX) labelQueue.push(sl, x0, y, x1 - x0);
     }
   }
@@ -130,7 +154,7 @@ export class SlicePainter {
     pixels.fill(colours.background);
     this.fillBands(pixels, w, h, dpr, colours.header);
     this.fillGrid(frame, pixels, w, h, colours.grid);
-    this.fillBlocks(pixels, w, h, dpr, colours.palette);
+    this.fillBlocks(pixels, w, h, dpr, withDimmed(colours.palette, colours.background));
     frame.ctx.putImageData(this.image, left, top);
     if (frame.theme.contrastBorder) this.strokeBorders(frame.ctx, frame.theme.contrastBorder);
   }
@@ -147,13 +171,13 @@ export class SlicePainter {
 
   /** Grid lines at the ruler's ticks. */
   private fillGrid(frame: Frame, pixels: Uint32Array, w: number, h: number, colour: number): void {
-    const { viewport, step } = frame;
+    const { viewport, ruler } = frame;
     const dpr = viewport.dpr;
     const left = Math.round(LABEL_WIDTH * dpr);
-    const first = Math.ceil(viewport.viewStart / step) * step;
+    const origin = frame.model.header.startNs;
     const lineWidth = Math.max(1, Math.round(dpr));
-    for (let t = first; t <= viewport.viewEnd; t += step) {
-      const x = Math.round(viewport.xOf(t) * dpr) - left;
+    for (const tick of ruler.ticks) {
+      const x = Math.round(viewport.xOf(tick.ns + origin) * dpr) - left;
       if (x < 0 || x + lineWidth > w) continue;
       for (let y = 0; y < h; y++) pixels.fill(colour, y * w + x, y * w + x + lineWidth);
     }
@@ -169,7 +193,8 @@ export class SlicePainter {
       const y0 = Math.max(0, Math.round(this.rectY[i] * dpr) - top);
       const y1 = Math.min(h, Math.round((this.rectY[i] + rowHeight) * dpr) - top);
       if (x1 <= x0 || y1 <= y0) continue;
-      const colour = palette[this.rectC[i]];
+      const c = this.rectC[i];
+      const colour = c & DIMMED ? palette[(c & ~DIMMED) + DIMMED] : palette[c];
       for (let y = y0; y < y1; y++) pixels.fill(colour, y * w + x0, y * w + x1);
     }
   }
@@ -197,7 +222,10 @@ export class SlicePainter {
       const w = queue[q + 3];
       const room = Math.floor((w - 6) / charWidth);
       if (room < 3) continue;
-      ctx.fillStyle = theme.paletteText[this.colourOfName[this.model.columns.name[slice]]];
+      const dimmed = frame.nameMatches !== undefined && !frame.nameMatches[this.model.columns.name[slice]];
+      ctx.fillStyle = dimmed
+        ? theme.muted
+        : theme.paletteText[this.colourOfName[this.model.columns.name[slice]]];
       ctx.fillText(
         clipText(this.model.nameOf(slice), room),
         Math.max(x, LABEL_WIDTH) + 3,

@@ -6,17 +6,19 @@
  * the painters (slices, highlights, flows, ruler, track names), the hit tests, the input and the tooltip.
  * render() is synchronous and draws only what is on screen; redraws are coalesced with requestAnimationFrame.
  */
-import { tickStep } from '../../extension/shared/format';
+import { formatDuration } from '../../extension/shared/format';
+import { isDeviceKind } from '../../extension/shared/kinds';
 import type { TimelineModel } from '../model';
 import { readTheme, type Theme } from '../theme';
 import { FlowPainter, flowsOf } from './flows';
 import type { Frame } from './frame';
+import { fitView, type Placed } from './fit';
 import { drawHighlights } from './highlights';
 import { hitTest, type Hit } from './hitTest';
 import { TimelineInput, type InputTarget } from './input';
-import { processOf, ROW_HEIGHT, TrackLayout } from './layout';
+import { ROW_HEIGHT, TrackLayout } from './layout';
 import { SlicePainter } from './paint';
-import { drawRuler } from './ruler';
+import { drawRuler, rulerTicks } from './ruler';
 import { Tooltip } from './tooltip';
 import { drawTrackLabels } from './trackLabels';
 import { LABEL_WIDTH, RULER_HEIGHT, Viewport } from './viewport';
@@ -26,7 +28,17 @@ export interface TimelineCallbacks {
   onViewChange(): void;
   /** Enter on the selected slice: open its source site. */
   onActivate(slice: number): void;
+  /** A time range was dragged out (ns), or cleared (undefined). */
+  onRange(range: TimeRange | undefined): void;
 }
+
+export interface TimeRange {
+  start: number;
+  end: number;
+}
+
+/** The most device slices "Fit selection" fits (an op can launch thousands). */
+const MAX_FIT_SLICES = 20_000;
 
 export interface FrameStats {
   /** Duration of each render() call in ms (the last 600). */
@@ -50,6 +62,10 @@ export class TimelineView implements InputTarget {
   forceRaster = false;
   /** Level of detail on; off draws every slice in view (the benchmark's baseline). */
   levelOfDetail = true;
+  /** Every flow in view drawn, not only the selection's. */
+  allFlows = false;
+  /** The time range dragged out, if any. */
+  range: TimeRange | undefined;
   readonly stats: FrameStats = { frameTimes: [], frames: 0, blocks: 0, labels: 0, flows: 0, flowsHidden: 0 };
   private readonly ctx: CanvasRenderingContext2D;
   private theme: Theme;
@@ -72,7 +88,7 @@ export class TimelineView implements InputTarget {
     this.canvas.setAttribute('role', 'application');
     this.canvas.setAttribute(
       'aria-label',
-      'Timeline. W and S zoom, A and D pan, arrow keys move the selection, Enter opens its source, C collapses its process, F fits the selection, 0 fits all.',
+      'Timeline. W and S zoom, A and D pan, arrow keys move the selection, Enter opens its source, C collapses its process, P pins its track, F fits the selection, 0 fits all, Shift+drag or a drag on the ruler selects a time range, Escape clears it.',
     );
     container.appendChild(this.canvas);
     this.tooltip = new Tooltip(container);
@@ -108,13 +124,24 @@ export class TimelineView implements InputTarget {
   layout(): void {
     this.rows.build();
     this.viewport.contentHeight = this.rows.height;
+    this.stickPinned();
     this.viewport.clampScroll();
+  }
+
+  /**
+   * Pinned rows stay under the ruler while the rest scrolls, as long as they take at most half the screen; taller,
+   * they scroll with the rest (still first), or nothing else could be seen.
+   */
+  private stickPinned(): void {
+    const pinned = this.rows.pinnedHeight;
+    this.viewport.fixedHeight = pinned <= this.viewport.rowsHeight / 2 ? pinned : 0;
   }
 
   private resize(): void {
     const rect = this.container.getBoundingClientRect();
     const viewport = this.viewport;
     viewport.resize(rect.width, rect.height, window.devicePixelRatio || 1);
+    this.stickPinned();
     this.canvas.width = Math.floor(viewport.width * viewport.dpr);
     this.canvas.height = Math.floor(viewport.height * viewport.dpr);
     this.canvas.style.width = `${viewport.width}px`;
@@ -170,17 +197,105 @@ export class TimelineView implements InputTarget {
   /** The scroll that shows a lane (its process expanded first): the current one when the lane is in view. */
   private scrollToLane(lane: number): number {
     if (lane >= 0 && this.rows.laneY[lane] < 0) {
-      this.rows.expand(processOf(this.model.lanes[lane]));
+      this.rows.expand(this.rows.processOf(this.model.lanes[lane]));
       this.layout();
     }
     const laneY = this.rows.laneY;
     let scrollTop = this.viewport.scrollTop;
-    if (lane >= 0 && laneY[lane] >= 0) {
+    const fixed = this.viewport.fixedHeight;
+    // Pinned rows are always on screen; the rest scroll in the room below them.
+    if (lane >= 0 && laneY[lane] >= fixed) {
       const y = laneY[lane];
       const visible = this.viewport.rowsHeight;
-      if (y < scrollTop || y + ROW_HEIGHT > scrollTop + visible) scrollTop = Math.max(0, y - visible / 3);
+      if (y < scrollTop + fixed || y + ROW_HEIGHT > scrollTop + visible) {
+        scrollTop = Math.max(0, y - fixed - (visible - fixed) / 3);
+      }
     }
     return scrollTop;
+  }
+
+  /**
+   * Zooms and scrolls so that the selection and every device slice it launched (its own, its children's) are on
+   * one screen (a device slice: with the call that launched it); with nothing selected, fits the whole profile.
+   */
+  fitSelection(): void {
+    const slice = this.selected;
+    if (slice < 0) return this.fit();
+    const launched = this.fitted(slice);
+    for (const s of [slice, ...launched]) {
+      const lane = this.model.laneOf(s);
+      if (lane && this.rows.laneY[lane.index] < 0) this.rows.expand(this.rows.processOf(lane));
+    }
+    this.layout();
+    const room = this.viewport.rowsHeight - this.viewport.fixedHeight;
+    const fitted = fitView(
+      this.placed(slice),
+      launched.map((s) => this.placed(s)),
+      ROW_HEIGHT,
+      room,
+    );
+    this.setView(fitted.start, fitted.end, fitted.scrollTop);
+  }
+
+  /** What fitting a slice brings on screen with it: what it launched; for a device slice, its launch. */
+  private fitted(slice: number): number[] {
+    const { kind, runtimeOf, opOf } = this.model.columns;
+    if (!isDeviceKind(kind[slice])) return this.model.launchedUnder(slice, MAX_FIT_SLICES);
+    const launch = runtimeOf[slice] >= 0 ? runtimeOf[slice] : opOf[slice];
+    return launch >= 0 ? [launch] : [];
+  }
+
+  /** A slice for fitView: its row's y in the scrolled part (-1 for a pinned row, which needs no scroll). */
+  private placed(slice: number): Placed {
+    const top = this.rowTop(slice);
+    const fixed = this.viewport.fixedHeight;
+    const y = top >= fixed ? top - fixed : -1;
+    return { start: this.model.columns.start[slice], end: this.model.end(slice), y };
+  }
+
+  /** The content y of the top of a slice's row as laid out now, -1 when it has none (automation). */
+  rowTop(slice: number): number {
+    const lane = this.model.laneOfSlice[slice];
+    return lane >= 0 ? this.rows.laneY[lane] : -1;
+  }
+
+  /** Sets the dragged-out time range (ns), or clears it. */
+  setRange(range: TimeRange | undefined): void {
+    this.range = range && { start: Math.min(range.start, range.end), end: Math.max(range.start, range.end) };
+    this.scheduleRedraw();
+    this.callbacks.onRange(this.range);
+  }
+
+  setAllFlows(all: boolean): void {
+    this.allFlows = all;
+    this.scheduleRedraw();
+  }
+
+  /** Track ids pinned to the top, in no particular order. */
+  get pinned(): number[] {
+    return [...this.rows.pinned];
+  }
+
+  /** Pins a track to the top or unpins it; false for no such track. */
+  togglePin(trackId: number): boolean {
+    if (!this.model.header.tracks.some((t) => t.id === trackId)) return false;
+    this.rows.togglePin(trackId);
+    this.layout();
+    this.scheduleRedraw();
+    this.callbacks.onViewChange();
+    return true;
+  }
+
+  /** Pins the track whose row is at a screen y (the track-name column's click); false when none is. */
+  togglePinAt(y: number): boolean {
+    const row = this.rows.trackAt(this.viewport.contentY(y));
+    return row?.trackId !== undefined && this.togglePin(row.trackId);
+  }
+
+  /** Pins the selection's track (key P); false with nothing selected. */
+  togglePinSelected(): boolean {
+    const track = this.selected >= 0 ? this.model.trackOf(this.selected) : undefined;
+    return track !== undefined && this.togglePin(track.id);
   }
 
   select(slice: number, reveal = true): void {
@@ -197,7 +312,8 @@ export class TimelineView implements InputTarget {
   toggleProcess(process?: string): boolean {
     const s = this.selected;
     const lane = s >= 0 ? this.model.lanes[this.model.laneOfSlice[s]] : undefined;
-    const target = process ?? (lane ? processOf(lane) : this.rows.processBelow(this.viewport.scrollTop));
+    const target =
+      process ?? (lane ? this.rows.processOf(lane) : this.rows.processBelow(this.viewport.scrollTop));
     if (target === undefined) return false;
     this.rows.toggle(target);
     this.layout();
@@ -251,12 +367,13 @@ export class TimelineView implements InputTarget {
     ctx.clip();
     const labels = this.slices.drawLabels(frame);
     drawHighlights(frame, { nameMatches: this.nameMatches, hovered: this.hovered, selected: this.selected });
-    const flows = this.flows.draw(frame, this.selected);
+    const flows = this.flows.draw(frame, this.selected, this.allFlows);
     this.stats.flows = flows.drawn;
     this.stats.flowsHidden = flows.hidden;
     ctx.restore();
     drawTrackLabels(frame);
     drawRuler(frame);
+    this.drawRange(frame);
     // Too many arrows would hide the slices: say so, and how to get them back.
     this.flows.drawHiddenNote(frame, flows.hidden);
     if (this.forceRaster) ctx.getImageData(0, 0, 1, 1);
@@ -270,6 +387,7 @@ export class TimelineView implements InputTarget {
   /** Clears the canvas and sets its font; the frame's shared state. */
   private beginFrame(): Frame {
     const { ctx, theme, viewport } = this;
+    const origin = this.model.header.startNs;
     ctx.setTransform(viewport.dpr, 0, 0, viewport.dpr, 0, 0);
     ctx.fillStyle = theme.background;
     ctx.fillRect(0, 0, viewport.width, viewport.height);
@@ -283,8 +401,36 @@ export class TimelineView implements InputTarget {
       viewport,
       layout: this.rows,
       charWidth: ctx.measureText('abcdefghijklmnopqrstuvwxyz_:').width / 28,
-      step: tickStep(viewport.nsPerPx, TICK_SPACING_PX),
+      ruler: rulerTicks(
+        viewport.viewStart - origin,
+        viewport.viewEnd - origin,
+        viewport.nsPerPx,
+        TICK_SPACING_PX,
+      ),
+      nameMatches: this.nameMatches,
     };
+  }
+
+  /** The dragged-out range: shaded over the rows, its edges, and its length on the ruler. */
+  private drawRange(frame: Frame): void {
+    const range = this.range;
+    if (!range) return;
+    const { ctx, theme, viewport } = frame;
+    const x0 = Math.max(LABEL_WIDTH, viewport.xOf(range.start));
+    const x1 = Math.min(viewport.width, viewport.xOf(range.end));
+    if (x1 < LABEL_WIDTH || x0 > viewport.width) return;
+    ctx.fillStyle = theme.selection;
+    ctx.globalAlpha = 0.12;
+    ctx.fillRect(x0, RULER_HEIGHT, Math.max(1, x1 - x0), viewport.height - RULER_HEIGHT);
+    ctx.globalAlpha = 1;
+    ctx.fillRect(x0, 0, 1, viewport.height);
+    ctx.fillRect(x1, 0, 1, viewport.height);
+    const label = formatDuration(range.end - range.start);
+    const width = ctx.measureText(label).width + 8;
+    const x = Math.min(Math.max(LABEL_WIDTH, (x0 + x1) / 2 - width / 2), viewport.width - width);
+    ctx.fillRect(x, 2, width, RULER_HEIGHT - 4);
+    ctx.fillStyle = theme.background;
+    ctx.fillText(label, x + 4, RULER_HEIGHT / 2);
   }
 
   /** The flows that belong to the selection: into a device slice, out of a launch, or through an op's kernels. */

@@ -21,6 +21,11 @@ export class Viewport {
   dpr = 1;
   /** Height of all rows as laid out; the scroll stops where the last one is in view. */
   contentHeight = 0;
+  /**
+   * Height of the pinned rows at the top of the content: they stay under the ruler while the rest scrolls
+   * beneath them.
+   */
+  fixedHeight = 0;
 
   constructor(
     private readonly startNs: number,
@@ -47,13 +52,20 @@ export class Viewport {
     return this.viewStart + (x - LABEL_WIDTH) * this.nsPerPx;
   }
 
-  /** Screen y of a content y (rows are laid out from 0 at the top of the first). */
+  /** Screen y of a content y (rows are laid out from 0 at the top of the first; pinned rows do not scroll). */
   screenY(contentY: number): number {
-    return contentY - this.scrollTop + RULER_HEIGHT;
+    return contentY < this.fixedHeight ? contentY + RULER_HEIGHT : contentY - this.scrollTop + RULER_HEIGHT;
   }
 
   contentY(screenY: number): number {
-    return screenY - RULER_HEIGHT + this.scrollTop;
+    const y = screenY - RULER_HEIGHT;
+    return y < this.fixedHeight ? y : y + this.scrollTop;
+  }
+
+  /** Whether a row at a content y is scrolled in under the pinned rows (so not drawn). */
+  covered(contentY: number): boolean {
+    if (this.fixedHeight <= 0 || contentY < this.fixedHeight) return false;
+    return this.screenY(contentY) < RULER_HEIGHT + this.fixedHeight;
   }
 
   /** Height of the rows' area below the ruler. */

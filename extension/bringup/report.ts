@@ -5,7 +5,12 @@ import type { Diagnostic } from './types';
 import { markdownCode, visibleText } from '../shared/text';
 import { formatDuration } from '../shared/format';
 
-export const STATUS_MARK: Record<CheckResult['status'], string> = { pass: '✅', fail: '❌', skip: '⏭️' };
+export const STATUS_MARK: Record<CheckResult['status'], string> = {
+  pass: '✅',
+  fail: '❌',
+  skip: '⏭️',
+  info: 'ℹ️',
+};
 
 /**
  * Text in a Markdown table cell: invisible characters written visibly, and the characters that would start a
@@ -84,12 +89,14 @@ export function buildMarkdownReport(model: BringupModel, options: { maxLogLines?
   if (c) {
     const t = c.totals;
     out.push(
-      `## Checks: ${t.pass} passed · ${t.fail} failed (${t.requiredFailed} required) · ${t.skip} skipped`,
+      `## Checks: ${t.pass} passed · ${t.fail} failed (${t.requiredFailed} required) · ${t.info} differ from torch-cuda by design · ${t.skip} skipped`,
       '',
     );
     out.push('| | Check | Result |', '|---|---|---|');
     for (const r of c.results)
-      out.push(`| ${STATUS_MARK[r.status]} | ${r.id} ${cell(r.title)} | ${cell(r.summary)} |`);
+      out.push(
+        `| ${STATUS_MARK[r.status]} | ${r.id} ${cell(r.title)} | ${cell(r.summary)}${r.byDesign ? ` (by design: ${cell(r.byDesign)})` : ''} |`,
+      );
     out.push('');
     const failed = c.results.filter((r) => r.status === 'fail');
     if (failed.length) {

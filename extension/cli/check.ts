@@ -34,45 +34,84 @@ export function loadBaselineFile(file: string): Baseline {
   }
 }
 
-const MARK = { pass: 'PASS', fail: 'FAIL', skip: 'skip' } as const;
+const MARK = { pass: 'PASS', fail: 'FAIL', skip: 'skip', info: 'info' } as const;
+
+/** The header: what was read, the platform and why, the window and the baseline. */
+function headerLines(report: CheckReport): string[] {
+  return [
+    `${terminalText(report.source.path)}  (${terminalText(report.source.format)}, ${report.source.events.toLocaleString('en-US')} events)`,
+    `platform ${terminalText(report.platform)} (${terminalText(report.platformReason)}); runtime category ${terminalText(report.runtimeCategory || 'none')}`,
+    `capture window: ${terminalText(report.window ? report.window.source : 'none')}; baseline: ${terminalText(report.baseline.source)}`,
+  ];
+}
+
+/** One row per check; a skip shared by several checks names its group instead of repeating the reason. */
+function resultRows(report: CheckReport): string[] {
+  const width = Math.max(...report.results.map((r) => r.id.length + r.title.length + 1));
+  const groupOf = new Map<string, number>();
+  sharedSkips(report).forEach((g) => g.ids.forEach((id) => groupOf.set(id, g.n)));
+  return report.results.map((r) => {
+    const mark = `${MARK[r.status]}${r.status === 'fail' && !r.required ? '*' : ''}`.padEnd(5);
+    const group = groupOf.get(r.id);
+    const text =
+      group !== undefined
+        ? `skipped for reason (${group}) below`
+        : `${terminalText(r.summary)}${r.status === 'info' ? '  [differs from torch-cuda by design]' : ''}`;
+    return `${mark}  ${`${r.id} ${r.title}`.padEnd(width)}  ${text}`;
+  });
+}
+
+function failureLines(r: CheckReport['results'][number]): string[] {
+  const out = ['', `${r.id} ${r.name}: ${terminalText(r.summary)}${r.required ? '' : ' (not required)'}`];
+  if (r.location)
+    out.push(
+      `  at ${terminalText(r.location.file)}:${r.location.line}${r.location.column ? `:${r.location.column}` : ''}${r.location.op ? ` (${terminalText(r.location.op)})` : ''}`,
+    );
+  const counts = Object.entries(r.counts)
+    .map(([k, v]) => `${terminalText(k)} ${v}`)
+    .join(' · ');
+  if (counts) out.push(`  counts: ${counts}`);
+  for (const d of r.details) out.push(`  ${terminalText(d)}`);
+  for (const e of r.examples.slice(0, 5))
+    out.push(
+      `  - [${terminalText(e.cat)}] ${terminalText(e.name, 200)} ts ${e.tsUs} µs dur ${e.durUs} µs${e.note ? `: ${terminalText(e.note)}` : ''}`,
+    );
+  if (r.hint) out.push(`  fix: ${terminalText(r.hint)}`);
+  return out;
+}
+
+/** Results that differ from torch-cuda by design, each reason once with the checks it explains. */
+function byDesignLines(report: CheckReport): string[] {
+  const groups = new Map<string, string[]>();
+  for (const r of report.results)
+    if (r.status === 'info') groups.set(r.byDesign ?? '', [...(groups.get(r.byDesign ?? '') ?? []), r.id]);
+  if (groups.size === 0) return [];
+  const out = ['', 'Differs from torch-cuda by design (not a failure):'];
+  for (const [why, ids] of groups) out.push(`  ${ids.join(', ')}: ${terminalText(why)}`);
+  return out;
+}
+
+/** Skip reasons shared by more than one check, numbered for the rows that point at them. */
+function sharedSkips(report: CheckReport): { reason: string; ids: string[]; n: number }[] {
+  return report.skipGroups.filter((g) => g.ids.length > 1).map((g, n) => ({ ...g, n: n + 1 }));
+}
+
+function skipLines(report: CheckReport): string[] {
+  const shared = sharedSkips(report);
+  if (shared.length === 0) return [];
+  return ['', 'Skipped:', ...shared.map((g) => `  (${g.n}) ${g.ids.join(', ')}: ${terminalText(g.reason)}`)];
+}
 
 /** The report as text. Results quote the trace (names, categories, metadata): each goes through terminalText. */
 export function renderCheckReport(report: CheckReport): string {
-  const out: string[] = [];
-  out.push(
-    `${terminalText(report.source.path)}  (${terminalText(report.source.format)}, ${report.source.events.toLocaleString('en-US')} events)`,
-  );
-  out.push(
-    `platform ${terminalText(report.platform)} (${terminalText(report.platformReason)}); runtime category ${terminalText(report.runtimeCategory || 'none')}`,
-  );
-  out.push(
-    `capture window: ${terminalText(report.window ? report.window.source : 'none')}; baseline: ${terminalText(report.baseline.source)}`,
-  );
-  out.push('');
-  const width = Math.max(...report.results.map((r) => r.id.length + r.title.length + 1));
-  for (const r of report.results) {
-    const mark = `${MARK[r.status]}${r.status === 'fail' && !r.required ? '*' : ''}`.padEnd(5);
-    out.push(`${mark}  ${`${r.id} ${r.title}`.padEnd(width)}  ${terminalText(r.summary)}`);
-  }
+  const out = [...headerLines(report), '', ...resultRows(report)];
   const failed = report.results.filter((r) => r.status === 'fail');
-  for (const r of failed) {
-    out.push('');
-    out.push(`${r.id} ${r.name}: ${terminalText(r.summary)}${r.required ? '' : ' (not required)'}`);
-    const counts = Object.entries(r.counts)
-      .map(([k, v]) => `${terminalText(k)} ${v}`)
-      .join(' · ');
-    if (counts) out.push(`  counts: ${counts}`);
-    for (const d of r.details) out.push(`  ${terminalText(d)}`);
-    for (const e of r.examples.slice(0, 5))
-      out.push(
-        `  - [${terminalText(e.cat)}] ${terminalText(e.name, 200)} ts ${e.tsUs} µs dur ${e.durUs} µs${e.note ? `: ${terminalText(e.note)}` : ''}`,
-      );
-    if (r.hint) out.push(`  fix: ${terminalText(r.hint)}`);
-  }
+  for (const r of failed) out.push(...failureLines(r));
+  out.push(...byDesignLines(report), ...skipLines(report));
   const t = report.totals;
   out.push('');
   out.push(
-    `${t.pass} passed, ${t.fail} failed (${t.requiredFailed} required), ${t.skip} skipped${failed.some((r) => !r.required) ? '  (* not required)' : ''}`,
+    `${t.pass} passed, ${t.fail} failed (${t.requiredFailed} required), ${t.info} differ by design, ${t.skip} skipped${failed.some((r) => !r.required) ? '  (* not required)' : ''}`,
   );
   return `${out.join('\n')}\n`;
 }

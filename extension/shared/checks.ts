@@ -3,7 +3,12 @@
  * product's own): what `flagprof check` prints and the bring-up view shows. Plain data; depends on nothing.
  */
 
-export type CheckStatus = 'pass' | 'fail' | 'skip';
+/**
+ * 'info': the trace differs from torch-cuda because its stack does so by design (stock torch-cuda's own dangling
+ * flow halves, ROCm's "cid" for "cbid", torch_npu's own categories): neither a pass nor a failure, and it never
+ * fails `flagprof check`.
+ */
+export type CheckStatus = 'pass' | 'fail' | 'skip' | 'info';
 
 /** parity: test_profiler_parity.py; contract: test_profiler_contract.py; product: checks this product adds. */
 export type CheckSuite = 'parity' | 'contract' | 'product';
@@ -39,6 +44,27 @@ export interface CheckResult {
   details: string[];
   /** What a tracer author should change; present on failures. */
   hint?: string;
+  /** With status "info": why the trace differs from torch-cuda by design, in one line. */
+  byDesign?: string;
+  /** The user's line of the op behind the first example, when the trace is a session with call sites. */
+  location?: SourceLocation;
+}
+
+export interface SourceLocation {
+  file: string;
+  /** 1-based, as are the columns. */
+  line: number;
+  column?: number;
+  endLine?: number;
+  endColumn?: number;
+  /** The op whose call site it is. */
+  op?: string;
+}
+
+/** Skipped checks that share one reason, listed once. */
+export interface SkipGroup {
+  reason: string;
+  ids: string[];
 }
 
 export interface CaptureWindow {
@@ -57,5 +83,6 @@ export interface CheckReport {
   window: CaptureWindow | undefined;
   baseline: { source: string; generatedBy: string };
   results: CheckResult[];
-  totals: { pass: number; fail: number; skip: number; requiredFailed: number };
+  totals: { pass: number; fail: number; skip: number; info: number; requiredFailed: number };
+  skipGroups: SkipGroup[];
 }

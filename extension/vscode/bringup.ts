@@ -4,7 +4,8 @@
  * warnings against the log. Other features show a profile here with the command flagos.bringup.show(pathOrUri).
  */
 import * as vscode from 'vscode';
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync, statSync } from 'node:fs';
+import path from 'node:path';
 import { BaselineError, parseBaseline } from '../analysis/checks';
 import type { Baseline } from '../analysis/checks';
 import { bringupFromLog, loadBringup } from '../bringup/load';
@@ -17,8 +18,11 @@ import { locateProfile } from '../capture/open';
 import { sessionOfFile } from '../capture/session';
 import { registerParityWorkload, isParitySession } from './bringupParity';
 import { webviewPageHtml } from './page';
-import { TRACE_EDITOR_ANY_VIEW_TYPE, TRACE_EDITOR_VIEW_TYPE } from './timeline';
-import { onProfileLoaded } from './capture';
+import { TIMELINE_VIEW_TYPE, TRACE_EDITOR_ANY_VIEW_TYPE, TRACE_EDITOR_VIEW_TYPE, titleOf } from './timeline';
+import { onProfileLoaded, sessionsRoot } from './capture';
+import { listSessions } from '../capture/sessions';
+import type { CheckResult } from '../shared/checks';
+import { eventPosition, type TextPosition } from '../bringup/position';
 
 export const BRINGUP_VIEW_ID = 'flagos.bringup';
 
@@ -28,6 +32,9 @@ class BringupController implements vscode.WebviewViewProvider, vscode.Disposable
   private view: vscode.WebviewView | undefined;
   private model: BringupModel | undefined;
   private target: string | undefined;
+  get current(): string | undefined {
+    return this.target;
+  }
   private status: BringupHostToWebview | undefined;
   private readonly problems = vscode.languages.createDiagnosticCollection('flagos-bringup');
   private loading = 0;
@@ -184,25 +191,85 @@ function configuredBaseline(): Baseline | undefined {
   }
 }
 
-/** Failing checks against the trace file, FLAGOS_TRACE errors and warnings against the log. */
+/** The largest uncompressed trace searched for an event's position (a Problems entry is not worth more). */
+const MAX_SEARCHED_TRACE_BYTES = 64 * 1024 * 1024;
+
+/** The trace's text when it can be opened in an editor and searched: an uncompressed .json file of sane size. */
+function searchableTrace(tracePath: string): string | undefined {
+  try {
+    if (!/\.json$/i.test(tracePath) || statSync(tracePath).size > MAX_SEARCHED_TRACE_BYTES) return undefined;
+    return readFileSync(tracePath, 'utf8');
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * Where a failing check shows in Problems: the script line of the op behind it when the session recorded call
+ * sites; else, in an uncompressed trace, the first example event where the file writes it; else the trace file
+ * with no position of its own (VS Code needs a range: the empty one at its start, and the message says the check
+ * is about the whole trace).
+ */
+function problemOf(
+  r: CheckResult,
+  tracePath: string,
+  traceText: string | undefined,
+): { uri: vscode.Uri; diagnostic: vscode.Diagnostic } {
+  const severity = r.required ? vscode.DiagnosticSeverity.Error : vscode.DiagnosticSeverity.Warning;
+  const text = (where: string) =>
+    `${r.id} ${r.title}${where}: ${r.summary}${r.hint ? `. Fix: ${r.hint}` : ''}`;
+  const at = r.location;
+  const found = traceText === undefined ? undefined : firstWrittenExample(r, traceText);
+  let uri = vscode.Uri.file(tracePath);
+  let range = new vscode.Range(0, 0, 0, 0);
+  let message = text(' (the whole trace)');
+  if (at && path.isAbsolute(at.file) && existsSync(at.file)) {
+    uri = vscode.Uri.file(at.file);
+    const line = Math.max(0, at.line - 1);
+    const col = Math.max(0, (at.column ?? 1) - 1);
+    const endLine = Math.max(line, (at.endLine ?? at.line) - 1);
+    const endCol = at.endColumn ?? (at.column ? col + 1 : 1000);
+    range = new vscode.Range(line, col, endLine, endCol);
+    message = text(at.op ? ` (shown by ${at.op}, called here)` : '');
+  } else if (found) {
+    const { line, character } = found.position;
+    range = new vscode.Range(line, character, line, character + 6);
+    message = text(` (shown by this ${found.example.cat} event)`);
+  }
+  const diagnostic = new vscode.Diagnostic(range, message, severity);
+  diagnostic.source = 'FlagOS bring-up';
+  diagnostic.code = r.id;
+  return { uri, diagnostic };
+}
+
+function firstWrittenExample(
+  r: CheckResult,
+  traceText: string,
+): { example: CheckResult['examples'][number]; position: TextPosition } | undefined {
+  for (const example of r.examples.slice(0, 3)) {
+    const position = eventPosition(traceText, example);
+    if (position) return { example, position };
+  }
+  return undefined;
+}
+
+/** Failing checks at the line that shows them (or on the trace), FLAGOS_TRACE errors and warnings on the log. */
 function publishProblems(problems: vscode.DiagnosticCollection, model: BringupModel): void {
   problems.clear();
   const failed = model.checks?.results.filter((r) => r.status === 'fail') ?? [];
-  if (model.tracePath && failed.length) {
-    problems.set(
-      vscode.Uri.file(model.tracePath),
-      failed.map((r) => {
-        const d = new vscode.Diagnostic(
-          new vscode.Range(0, 0, 0, 0),
-          `${r.id} ${r.title}: ${r.summary}${r.hint ? `. Fix: ${r.hint}` : ''}`,
-          r.required ? vscode.DiagnosticSeverity.Error : vscode.DiagnosticSeverity.Warning,
-        );
-        d.source = 'FlagOS bring-up';
-        d.code = r.id;
-        return d;
-      }),
-    );
-  }
+  const byFile = new Map<string, { uri: vscode.Uri; list: vscode.Diagnostic[] }>();
+  const traceText =
+    model.tracePath && failed.some((r) => !r.location && r.examples.length)
+      ? searchableTrace(model.tracePath)
+      : undefined;
+  if (model.tracePath)
+    for (const r of failed) {
+      const { uri, diagnostic } = problemOf(r, model.tracePath, traceText);
+      const entry = byFile.get(uri.toString()) ?? { uri, list: [] };
+      entry.list.push(diagnostic);
+      byFile.set(uri.toString(), entry);
+    }
+  for (const { uri, list } of byFile.values()) problems.set(uri, list);
   const logged = model.diagnostics.filter((d) => d.severity === 'error' || d.severity === 'warning');
   if (model.logPath && logged.length) {
     problems.set(
@@ -220,6 +287,42 @@ function publishProblems(problems: vscode.DiagnosticCollection, model: BringupMo
       }),
     );
   }
+}
+
+/** The newest session folders, the editor's runs and the command line's in the workspace, newest first. */
+function recentSessions(context: vscode.ExtensionContext, max = 5): string[] {
+  const roots = [
+    sessionsRoot(context),
+    ...(vscode.workspace.workspaceFolders ?? []).map((f) => path.join(f.uri.fsPath, '.flagprof', 'sessions')),
+  ];
+  // Session folder names start with their UTC start time, so the name orders them across roots.
+  return roots
+    .flatMap((root) => listSessions(root))
+    .sort((a, b) => path.basename(b).localeCompare(path.basename(a)))
+    .slice(0, max);
+}
+
+/** Offers the run just made (and the few before it) first; any other trace, session or log through the picker. */
+async function chooseTarget(
+  context: vscode.ExtensionContext,
+  current: string | undefined,
+): Promise<string | undefined> {
+  const sessions = recentSessions(context);
+  if (sessions.length === 0) return pickTarget();
+  type Item = vscode.QuickPickItem & { target?: string };
+  const items: Item[] = sessions.map((folder, i) => ({
+    label: `${i === 0 ? '$(history) ' : ''}${titleOf(folder)}`,
+    description: [i === 0 && 'latest session', folder === current && 'shown now'].filter(Boolean).join(' · '),
+    detail: folder,
+    target: folder,
+  }));
+  items.push({ label: '$(folder-opened) Another trace, session folder or FLAGOS_TRACE log…' });
+  const choice = await vscode.window.showQuickPick(items, {
+    title: 'FlagOS: check which run?',
+    matchOnDetail: true,
+  });
+  if (!choice) return undefined;
+  return choice.target ?? pickTarget();
 }
 
 async function pickTarget(): Promise<string | undefined> {
@@ -248,10 +351,46 @@ function activeTraceEditor(): string | undefined {
   return undefined;
 }
 
+/**
+ * The session a timeline panel shows, when it is the active tab. The panel's tab says only its title (the
+ * session's "train.py · 18:02", see titleOf), so it is matched against the titles of the recent sessions.
+ */
+function activeTimelinePanel(context: vscode.ExtensionContext): string | undefined {
+  const tab = vscode.window.tabGroups.activeTabGroup.activeTab;
+  const input = tab?.input;
+  if (!(input instanceof vscode.TabInputWebview) || !input.viewType.endsWith(TIMELINE_VIEW_TYPE))
+    return undefined;
+  const matches = recentSessions(context, 20).filter((folder) => titleOf(folder) === tab?.label);
+  return matches.length === 1 ? matches[0] : undefined;
+}
+
 function targetOf(arg: unknown): string | undefined {
   if (arg instanceof vscode.Uri) return arg.fsPath;
   if (typeof arg === 'string' && arg) return arg;
   return undefined;
+}
+
+/** What identifies the active tab of the active group: its kind, its file or title. */
+function activeTabKey(): string {
+  const tab = vscode.window.tabGroups.activeTabGroup.activeTab;
+  const input = tab?.input;
+  if (input instanceof vscode.TabInputCustom) return `custom:${input.uri.toString()}`;
+  if (input instanceof vscode.TabInputWebview) return `webview:${input.viewType}:${tab?.label}`;
+  return `other:${tab?.label ?? ''}`;
+}
+
+let lastActiveTab = '';
+
+/**
+ * Only a change of the active tab moves the view: a tab opened beside (a run's results) leaves the active one as
+ * it was, and must not take the view back from the run just shown.
+ */
+function followActiveTab(context: vscode.ExtensionContext, controller: BringupController): void {
+  const key = activeTabKey();
+  if (key === lastActiveTab) return;
+  lastActiveTab = key;
+  const target = activeTraceEditor() ?? activeTimelinePanel(context);
+  if (target) controller.follow(target);
 }
 
 export function registerBringup(context: vscode.ExtensionContext): void {
@@ -260,14 +399,13 @@ export function registerBringup(context: vscode.ExtensionContext): void {
     controller,
     vscode.window.registerWebviewViewProvider(BRINGUP_VIEW_ID, controller),
     vscode.commands.registerCommand('flagos.bringup.show', async (arg?: unknown) => {
-      const target = targetOf(arg) ?? (await pickTarget());
+      const target = targetOf(arg) ?? (await chooseTarget(context, controller.current));
       if (target) await controller.show(target);
     }),
     vscode.commands.registerCommand('flagos.copyBringupReport', () => controller.copyReport()),
-    vscode.window.tabGroups.onDidChangeTabs(() => {
-      const target = activeTraceEditor();
-      if (target) controller.follow(target);
-    }),
+    // Switching tabs, and switching editor groups (a group's active tab does not change then), both move the view.
+    vscode.window.tabGroups.onDidChangeTabs(() => followActiveTab(context, controller)),
+    vscode.window.tabGroups.onDidChangeTabGroups(() => followActiveTab(context, controller)),
   );
   registerParityWorkload(context);
   // Every finished capture: its checks and diagnostics, revealed at once for the parity workload.

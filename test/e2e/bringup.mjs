@@ -181,6 +181,43 @@ try {
     await screenshot('parity-session');
     return header.split('\n').find((l) => l.startsWith('Mode')) ?? '';
   });
+
+  await step(
+    'the view follows the trace tab again, and "Show Bring-up Checks…" offers the latest session',
+    async () => {
+      const frame = await bringupFrame();
+      // Away to the run's results and back to the trace: the view follows the tab the user switched to.
+      await page.locator('.tab', { hasText: 'flagos_parity_workload' }).first().click();
+      await page.waitForTimeout(500);
+      await page.locator('.tab', { hasText: 'parity.pt.trace.json.gz' }).first().click();
+      const header = async () =>
+        frame
+          .locator('.header')
+          .innerText()
+          .catch(() => '');
+      const until = async (text, what) => {
+        const deadline = Date.now() + 60_000;
+        while (Date.now() < deadline && !(await header()).includes(text)) await page.waitForTimeout(500);
+        assert.ok((await header()).includes(text), `${what}: ${(await header()).slice(0, 200)}`);
+      };
+      await until('broken-session', 'the view did not follow the trace tab');
+      await runCommand(page, commandTitle('flagos.bringup.show'));
+      const latest = page
+        .locator('.quick-input-widget .monaco-list-row', { hasText: 'latest session' })
+        .first();
+      await latest.waitFor({ timeout: 15_000 });
+      const label = (await latest.innerText()).replace(/\s+/g, ' ');
+      assert.ok(label.includes('flagos_parity_workload'), `the latest session offered: ${label}`);
+      await screenshot('show-checks-picker');
+      await latest.click();
+      await until('flagos_parity_workload', 'the picked session is not shown');
+      // A CPU-only capture skips the device checks for one reason: listed once, not once per check.
+      const groups = await frame.locator('.skip-group').allInnerTexts();
+      assert.ok(groups.length >= 1, 'no grouped skip reason in the view');
+      await screenshot('latest-session');
+      return `${label.slice(0, 80)}; grouped skips: ${groups.length}`;
+    },
+  );
 } catch {
   process.exitCode = 1;
 } finally {

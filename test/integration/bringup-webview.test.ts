@@ -9,6 +9,8 @@ import { build } from 'esbuild';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadBringup } from '../../extension/bringup/load';
+import { toView } from '../../extension/bringup/view';
+import { TRACES } from '../helpers/paths';
 import type { BringupView } from '../../extension/protocol';
 import { ARTIFACTS, launchChromium, ROOT } from '../helpers/browser';
 import { writeSessionFolder } from '../fixtures/checks-trace';
@@ -118,6 +120,29 @@ describe('bring-up view', () => {
     expect(await page.locator('.log mark.current').innerText()).toBe('bufferCompleted');
     mkdirSync(ARTIFACTS, { recursive: true });
     await page.screenshot({ path: path.join(ARTIFACTS, 'bringup-view.png'), fullPage: true });
+  });
+
+  it('a stock torch-cuda trace: what differs by design is marked so, not failed; a shared skip reason shows once', async () => {
+    const h100 = toView(await loadBringup(path.join(TRACES, 'tracelens_h100_bert_small.trace.json.gz')));
+    await page.evaluate((v) => window.postMessage({ type: 'bringup.show', view: v }, '*'), h100);
+    await page.locator('.header', { hasText: 'tracelens_h100_bert_small' }).waitFor({ timeout: 5000 });
+    expect(await page.locator('.check.fail').count()).toBe(0);
+    const byDesign = await page.locator('.check.info .id').allInnerTexts();
+    expect(byDesign).toEqual(['P2', 'K5']);
+    const p2 = page.locator('details.check.info', { hasText: 'Flow arrows are paired' }).first();
+    expect(await p2.locator('.icon').innerText()).toBe('i');
+    expect(await p2.locator('.result').innerText()).toMatch(/by design$/);
+    await p2.locator('summary').click();
+    expect(await p2.locator('.by-design').innerText()).toMatch(/torch-cuda leaves finish-only halves/);
+    const groups = await page.locator('.skip-group').allInnerTexts();
+    expect(groups).toHaveLength(1);
+    expect(groups[0]).toMatch(/^\(1\) K3, K9, K12: runtime events are cuda_runtime/);
+    const k9 = page.locator('details.check.skip', { hasText: 'Runtime events carry External id' });
+    expect(await k9.locator('.result').innerText()).toBe('skipped: reason (1) below');
+    expect(await page.locator('.totals').first().innerText()).toMatch(/2 by design/);
+    await page.screenshot({ path: path.join(ARTIFACTS, 'bringup-view-h100.png'), fullPage: true });
+    await page.evaluate((v) => window.postMessage({ type: 'bringup.show', view: v }, '*'), view);
+    await page.locator('.header', { hasText: 'kineto' }).waitFor({ timeout: 5000 });
   });
 
   it('posts the toolbar actions to the host', async () => {

@@ -117,7 +117,7 @@ describe('flagprof check', () => {
     expect(code).toBe(0);
     const report = JSON.parse(out);
     expect(report.baseline.source).toBe(UPSTREAM_BASELINE);
-    expect(report.totals).toEqual({ pass: 22, fail: 0, skip: 0, requiredFailed: 0 });
+    expect(report.totals).toEqual({ pass: 22, fail: 0, skip: 0, info: 0, requiredFailed: 0 });
   });
 
   it('one-line errors for bad input', async () => {

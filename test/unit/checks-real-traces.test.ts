@@ -30,14 +30,14 @@ describe('real traces', () => {
     expect(r.platform).toBe('cuda');
     expect(r.totals.requiredFailed).toBe(0);
     const p2 = r.results.find((x) => x.id === 'P2')!;
-    expect(p2).toMatchObject({ status: 'fail', required: false });
+    expect(p2).toMatchObject({ status: 'info', required: false });
     expect(p2.counts).toMatchObject({
       startOnly: 16,
       finishOnly: 176,
       finishOnlyOnRuntime: 176,
       paired: 139,
     });
-    expect(p2.hint).toMatch(/torch-cuda itself fails strict flow pairing/);
+    expect(p2.byDesign).toMatch(/torch-cuda leaves finish-only halves/);
     expect((await status('hta_a100_simple_add.trace.json.gz')).P4).toBe('skip'); // no aten::mm in that workload
   });
 
@@ -45,7 +45,7 @@ describe('real traces', () => {
     const s = await status('hta_v100_ns_resolution_rank0.pt.trace.json.gz');
     expect(s).toMatchObject({
       P1: 'pass',
-      P2: 'fail*',
+      P2: 'info',
       P3: 'pass',
       P4: 'pass',
       P5: 'pass',
@@ -62,17 +62,22 @@ describe('real traces', () => {
     const p4 = r.results.find((x) => x.id === 'P4')!;
     expect(p4.status).toBe('fail');
     expect(p4.details.join('\n')).toMatch(/External ids equal the event's own correlation id/);
-    expect(r.results.find((x) => x.id === 'P1')!.summary).toBe('missing gpu_memset');
+    // No memset in that workload, which is not the parity workload: not held against the trace.
+    expect(r.results.find((x) => x.id === 'P1')!.summary).toBe(
+      '5 of 6 baseline categories present; gpu_memset not required',
+    );
+    expect(r.results.find((x) => x.id === 'K8')!.status).toBe('skip');
   });
 
-  it('tracelens_mi300x8_resnet: ROCm leaves composable-kernel names mangled and has no cbid', async () => {
+  it('tracelens_mi300x8_resnet: ROCm leaves composable-kernel names mangled and has no cbid (by design)', async () => {
     const r = await report('tracelens_mi300x8_resnet_act_ckpt_rank0.trace.json.gz');
-    expect(r.platform).toBe('dcu');
+    expect(r.platform).toBe('rocm');
     const p5 = r.results.find((x) => x.id === 'P5')!;
     expect(p5.status).toBe('fail');
     expect(p5.counts).toMatchObject({ kernels: 2995, mangled: 108 });
     expect(p5.examples[0].name).toMatch(/^_ZN2ck16tensor_operation/);
-    expect(r.results.find((x) => x.id === 'P6')!.summary).toBe('cuda_runtime events carry no "cbid" arg');
+    const p6 = r.results.find((x) => x.id === 'P6')!;
+    expect(p6).toMatchObject({ status: 'info', summary: 'cuda_runtime events carry no "cbid" arg' });
   });
 
   it('tracelens_b200x8_eager: no Trace span, so there is no capture window', async () => {
@@ -82,18 +87,16 @@ describe('real traces', () => {
 
   it('hta_cpu_only_gloo: a CPU-only trace has no device categories', async () => {
     const r = await report('hta_cpu_only_gloo_rank34.pt.trace.json.gz');
-    expect(r.results.find((x) => x.id === 'P1')!.summary).toMatch(
-      /^missing gpu_memcpy, gpu_memset, kernel, a runtime category/,
-    );
+    expect(r.results.find((x) => x.id === 'P1')!.summary).toMatch(/^missing kernel, a runtime category/);
     expect((await status('hta_cpu_only_gloo_rank34.pt.trace.json.gz')).X2).toBe('skip');
   });
 
-  it('kineto_tbplugin_gpu_metrics_input (2021): old category names fail coverage; the 1:1 "async" flows pair', async () => {
+  it('kineto_tbplugin_gpu_metrics_input (2021): old category names read as today\'s; the 1:1 "async" flows pair', async () => {
     const r = await report('kineto_tbplugin_gpu_metrics_input.json');
     const p2 = r.results.find((x) => x.id === 'P2')!;
     expect(p2.status).toBe('pass');
     expect(p2.details.join('\n')).toMatch(/older category "async"/);
-    expect(r.results.find((x) => x.id === 'P1')!.status).toBe('fail');
+    expect(r.results.find((x) => x.id === 'P1')!.status).toBe('pass');
   });
 
   it('the shipped baseline is what `flagprof baseline` derives from four real torch-cuda traces', async () => {

@@ -5,7 +5,7 @@
  */
 import './bringup.css';
 import type { BringupHostToWebview, BringupView, BringupWebviewToHost } from '../../extension/protocol';
-import type { CheckResult, EvidenceEvent } from '../../extension/shared/checks';
+import type { CheckReport, CheckResult, EvidenceEvent } from '../../extension/shared/checks';
 import { SEVERITIES, type Diagnostic, type Severity } from '../../extension/shared/diagnostics';
 import { visibleText } from '../../extension/shared/text';
 import { formatDuration } from '../../extension/shared/format';
@@ -123,7 +123,13 @@ function headerSection(v: BringupView): HTMLElement {
   );
 }
 
-const ICON: Record<CheckResult['status'], string> = { pass: '✓', fail: '✗', skip: '–' };
+const ICON: Record<CheckResult['status'], string> = { pass: '✓', fail: '✗', skip: '–', info: 'i' };
+const STATUS_TITLE: Record<CheckResult['status'], string> = {
+  pass: 'passed',
+  fail: 'failed',
+  skip: 'skipped',
+  info: 'differs from torch-cuda by design: not a failure',
+};
 
 function evidenceTable(examples: EvidenceEvent[]): HTMLElement | undefined {
   if (examples.length === 0) return undefined;
@@ -148,21 +154,42 @@ function evidenceTable(examples: EvidenceEvent[]): HTMLElement | undefined {
   return el('table', { className: 'evidence' }, el('thead', {}, head), el('tbody', {}, ...body));
 }
 
-function checkItem(r: CheckResult): HTMLElement {
+/** One check; a skip whose reason several checks share names the group instead of repeating it. */
+function checkItem(r: CheckResult, sharedSkip?: number): HTMLElement {
   const cls = `check ${r.status}${r.status === 'fail' && !r.required ? ' optional' : ''}`;
+  const result =
+    sharedSkip !== undefined
+      ? `skipped: reason (${sharedSkip}) below`
+      : r.status === 'info'
+        ? `${r.summary} — by design`
+        : r.summary;
   const summary = el(
     'summary',
     {},
-    el('span', { className: `icon ${r.status}`, text: ICON[r.status], title: r.status }),
+    el('span', { className: `icon ${r.status}`, text: ICON[r.status], title: STATUS_TITLE[r.status] }),
     el('span', { className: 'id', text: r.id }),
     el('span', { className: 'title', text: r.title }),
-    el('span', { className: 'result', text: r.summary }),
+    el('span', { className: 'result', text: result }),
   );
   const counts = Object.entries(r.counts);
   const body = el(
     'div',
     { className: 'body' },
     el('div', { className: 'meta', text: `${r.name} · ${r.suite}${r.required ? '' : ' · not required'}` }),
+    r.byDesign
+      ? el(
+          'div',
+          { className: 'by-design' },
+          el('strong', { text: 'Differs from torch-cuda by design: ' }),
+          r.byDesign,
+        )
+      : undefined,
+    r.location
+      ? el('div', {
+          className: 'meta',
+          text: `at ${r.location.file}:${r.location.line}${r.location.op ? ` (${r.location.op})` : ''}`,
+        })
+      : undefined,
     r.hint ? el('div', { className: 'hint' }, el('strong', { text: 'Fix: ' }), r.hint) : undefined,
     counts.length
       ? el(
@@ -200,11 +227,14 @@ function checksSection(v: BringupView): HTMLElement {
       'Checks ',
       el('span', {
         className: 'totals',
-        text: `${t.pass} passed · ${t.fail} failed (${t.requiredFailed} required) · ${t.skip} skipped`,
+        text: `${t.pass} passed · ${t.fail} failed (${t.requiredFailed} required) · ${t.info ?? 0} by design · ${t.skip} skipped`,
       }),
     ),
-    el('label', { className: 'filter' }, toggle, ' show passed and skipped'),
+    el('label', { className: 'filter' }, toggle, ' show passed, by-design and skipped'),
   );
+  const shared = sharedSkips(c);
+  const groupOf = new Map<string, number>();
+  shared.forEach((g) => g.ids.forEach((id) => groupOf.set(id, g.n)));
   const shown = c.results.filter((r) => state.showPassed || r.status === 'fail');
   for (const suite of ['product', 'parity', 'contract'] as const) {
     const list = shown.filter((r) => r.suite === suite);
@@ -215,9 +245,26 @@ function checksSection(v: BringupView): HTMLElement {
         : suite === 'contract'
           ? 'Cross-backend contract'
           : 'Trace health';
-    section.append(el('h3', { text: label }), ...list.map(checkItem));
+    section.append(el('h3', { text: label }), ...list.map((r) => checkItem(r, groupOf.get(r.id))));
   }
+  if (state.showPassed && shared.length)
+    section.append(
+      el('h3', { text: 'Skipped' }),
+      ...shared.map((g) =>
+        el(
+          'p',
+          { className: 'skip-group' },
+          el('span', { className: 'id', text: `(${g.n}) ${g.ids.join(', ')}: ` }),
+          g.reason,
+        ),
+      ),
+    );
   return section;
+}
+
+/** Skip reasons shared by more than one check, numbered for the rows that point at them. */
+function sharedSkips(c: CheckReport): { reason: string; ids: string[]; n: number }[] {
+  return (c.skipGroups ?? []).filter((g) => g.ids.length > 1).map((g, n) => ({ ...g, n: n + 1 }));
 }
 
 function diagnosticsSection(v: BringupView): HTMLElement {

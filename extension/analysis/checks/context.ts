@@ -5,7 +5,11 @@ import type { Baseline } from './baseline';
 import type { CaptureWindow, CheckResult, EvidenceEvent } from './types';
 import type { TraceView } from './view';
 
-/** Capability rows of the cross-backend contract (profiler_support.py, newest variant). */
+/**
+ * Capability rows of the cross-backend contract (profiler_support.py, newest variant), plus rows of our own for
+ * traces upstream has no row for: rocm (AMD Instinct/Radeon through ROCtracer: runtime events carry "cid", not
+ * "cbid"), mtia and xpu (stock torch plugins; nothing declared beyond the device rows). dcu stays Hygon's row.
+ */
 export interface Capabilities {
   cbid: boolean;
   memcpy: boolean;
@@ -20,8 +24,11 @@ export const PLATFORM_CAPABILITIES: Record<string, Capabilities> = {
   ppu: { cbid: true, memcpy: true, memset: false, linkageXfail: false },
   musa: { cbid: true, memcpy: true, memset: false, linkageXfail: false },
   dcu: { cbid: true, memcpy: false, memset: false, linkageXfail: false },
+  rocm: { cbid: false, memcpy: true, memset: false, linkageXfail: false },
   ascend: { cbid: false, memcpy: true, memset: false, linkageXfail: false },
   gcu: { cbid: true, memcpy: false, memset: false, linkageXfail: false },
+  mtia: { cbid: false, memcpy: false, memset: false, linkageXfail: false },
+  xpu: { cbid: false, memcpy: false, memset: false, linkageXfail: false },
   other: { cbid: true, memcpy: false, memset: false, linkageXfail: false },
 };
 
@@ -86,4 +93,9 @@ export function skip(
   details: string[] = [],
 ): CheckResult {
   return { ...meta, status: 'skip', required: false, summary: reason, counts, examples: [], details };
+}
+
+/** A result that differs from torch-cuda because the trace's stack does so by design: shown, never a failure. */
+export function info(result: CheckResult, byDesign: string): CheckResult {
+  return { ...result, status: 'info', required: false, byDesign, hint: undefined };
 }

@@ -9,14 +9,16 @@ import type { Analysis } from '../types';
 import type { Baseline } from './baseline';
 import { shippedBaseline } from './baseline';
 import type { CheckContext, CheckDefinition, CheckMeta } from './context';
-import { PLATFORM_CAPABILITIES } from './context';
+import { PLATFORM_CAPABILITIES, info } from './context';
+import { detectPlatform } from './platform';
 import { runtimeCategory } from './parity';
 import { importFailure } from './product';
 import { CHECKS, TRACE_IS_JSON } from './registry';
-import type { CaptureWindow, CheckReport, CheckResult } from './types';
+import type { CaptureWindow, CheckReport, CheckResult, SkipGroup } from './types';
 import { TraceView } from './view';
 
-export type { CaptureWindow, CheckReport, CheckResult, CheckStatus, EvidenceEvent } from './types';
+export type { CaptureWindow, CheckReport, CheckResult, CheckStatus, EvidenceEvent, SkipGroup } from './types';
+export { detectPlatform } from './platform';
 export { BaselineError, deriveBaseline, parseBaseline, shippedBaseline } from './baseline';
 export type { Baseline } from './baseline';
 
@@ -84,49 +86,6 @@ export function captureWindow(profile: Profile, options: CheckOptions = {}): Cap
   return undefined;
 }
 
-/** Which row of the capability table applies, and why. */
-export function detectPlatform(profile: Profile, explicit?: string): { platform: string; reason: string } {
-  if (explicit) {
-    const p = explicit.toLowerCase();
-    return { platform: p in PLATFORM_CAPABILITIES ? p : 'other', reason: 'set by the user' };
-  }
-  const md = profile.metadata;
-  const props = (md.deviceProperties ?? md.computeProperties) as unknown;
-  const names = Array.isArray(props)
-    ? props.map((p) => String((p as { name?: unknown })?.name ?? '')).join(' ')
-    : '';
-  if (
-    md.roctracer_version !== undefined ||
-    md.hip_runtime_version !== undefined ||
-    /AMD|Instinct|Radeon|Hygon|DCU/i.test(names)
-  )
-    return { platform: 'dcu', reason: 'ROCm trace (roctracer/hip versions or an AMD/Hygon device)' };
-  if (/Ascend|NPU/i.test(names)) return { platform: 'ascend', reason: `device ${names}` };
-  if (/MetaX|\bC5\d\d\b/i.test(names)) return { platform: 'metax', reason: `device ${names}` };
-  if (/MTT|Moore/i.test(names)) return { platform: 'musa', reason: `device ${names}` };
-  if (/Enflame|GCU/i.test(names)) return { platform: 'gcu', reason: `device ${names}` };
-  if (
-    md.cupti_version !== undefined ||
-    md.cuda_runtime_version !== undefined ||
-    /NVIDIA|Tesla|Quadro|GeForce|RTX/i.test(names)
-  )
-    return {
-      platform: 'cuda',
-      reason: names
-        ? `device ${names.split(' ').slice(0, 3).join(' ')}…`
-        : 'CUPTI/CUDA versions in the trace',
-    };
-  // An agent-mode capture says whose activity API recorded it; MSPTI is Ascend's alone (CUPTI-compatible libraries
-  // are several vendors', so a CUPTI capture decides nothing by itself).
-  const capture = md.capture as { vendor?: unknown } | undefined;
-  if (capture?.vendor === 'mspti')
-    return { platform: 'ascend', reason: 'agent-mode capture recorded through MSPTI' };
-  // ROCtracer is ROCm's, and Hygon DCUs run a ROCm stack: a ROCtracer capture is judged by the DCU row.
-  if (capture?.vendor === 'roctracer')
-    return { platform: 'dcu', reason: 'agent-mode capture recorded through ROCtracer' };
-  return { platform: 'other', reason: 'no device properties name a known platform' };
-}
-
 /** What a result repeats of its check: the definition less how it runs. */
 function metaOf(check: CheckDefinition): CheckMeta {
   return { id: check.id, name: check.name, title: check.title, suite: check.suite };
@@ -145,12 +104,57 @@ function skippedWithoutDevice(result: CheckResult, reason: string): CheckResult 
 }
 
 function totals(results: CheckResult[]): CheckReport['totals'] {
-  const t = { pass: 0, fail: 0, skip: 0, requiredFailed: 0 };
+  const t = { pass: 0, fail: 0, skip: 0, info: 0, requiredFailed: 0 };
   for (const r of results) {
     t[r.status]++;
     if (r.status === 'fail' && r.required) t.requiredFailed++;
   }
   return t;
+}
+
+/** Identical skip reasons, once each, in report order: a CPU-only capture skips most checks for one reason. */
+export function skipGroups(results: readonly CheckResult[]): SkipGroup[] {
+  const groups = new Map<string, string[]>();
+  for (const r of results) {
+    if (r.status !== 'skip') continue;
+    const ids = groups.get(r.summary);
+    if (ids) ids.push(r.id);
+    else groups.set(r.summary, [r.id]);
+  }
+  return [...groups].map(([reason, ids]) => ({ reason, ids }));
+}
+
+/** Platforms whose stock torch stack writes its own categories instead of Kineto's CUDA names. */
+const OWN_CATEGORY_STACKS: Record<string, string> = {
+  ascend: "torch_npu's own trace (no Trace span, no kernel/*_runtime categories, HostToDevice flows)",
+  mtia: "the MTIA plugin's categories (mtia_runtime, mtia_ccp_events)",
+  xpu: "the XPU plugin's categories (xpu_*)",
+};
+
+/**
+ * Whether the trace comes from a vendor's stock stack that writes its own categories: the platform is one of
+ * those stacks and nothing in it is a torch_fl tracer's (no privateuse1_* category, no Kineto device category).
+ * The parity checks then compare a format with another by design; a torch_fl trace on the same device is judged.
+ */
+function ownCategoryStack(ctx: CheckContext): string | undefined {
+  const stack = OWN_CATEGORY_STACKS[ctx.platform];
+  if (!stack || ctx.captureMode === 'agent') return undefined;
+  const cats = ctx.view.completeCategories;
+  if ([...cats].some((c) => c.startsWith('privateuse1_'))) return undefined;
+  if (ctx.view.eventsIn('kernel').length > 0 || ctx.runtimeCategory) return undefined;
+  return `${stack}: a stock ${ctx.platform} trace differs from torch-cuda's structure by design; the checks hold a torch_fl tracer's Kineto export to it`;
+}
+
+/** The call site of the op behind a failure's first example that has one (sessions with sites.json only). */
+function locate(profile: Profile, result: CheckResult): CheckResult {
+  if (result.status !== 'fail' || !profile.sites) return result;
+  for (const e of result.examples) {
+    const frame = e.externalId === undefined ? undefined : profile.sites.get(e.externalId)?.[0];
+    if (!frame) continue;
+    const { file, line, column, endLine, endColumn } = frame;
+    return { ...result, location: { file, line, column, endLine, endColumn, op: e.name } };
+  }
+  return result;
 }
 
 export function runChecks(profile: Profile, analysis: Analysis, options: CheckOptions = {}): CheckReport {
@@ -170,9 +174,12 @@ export function runChecks(profile: Profile, analysis: Analysis, options: CheckOp
     runtimeCategory: runtimeCategory(view, baseline),
   };
   const cpuOnly = options.cpuOnlyReason;
+  const ownStack = ownCategoryStack(ctx);
   const results = CHECKS.map((check) => {
     const result = check.run(ctx, metaOf(check));
-    return cpuOnly && !check.withoutDevice ? skippedWithoutDevice(result, cpuOnly) : result;
+    if (cpuOnly && !check.withoutDevice) return skippedWithoutDevice(result, cpuOnly);
+    if (ownStack && result.status === 'fail' && check.suite !== 'product') return info(result, ownStack);
+    return locate(profile, result);
   });
   return {
     source: {
@@ -188,6 +195,7 @@ export function runChecks(profile: Profile, analysis: Analysis, options: CheckOp
     baseline: { source: baseline.source, generatedBy: baseline.generatedBy },
     results,
     totals: totals(results),
+    skipGroups: skipGroups(results),
   };
 }
 
@@ -207,5 +215,6 @@ export function importFailureReport(
     baseline: { source: baseline.source, generatedBy: baseline.generatedBy },
     results,
     totals: totals(results),
+    skipGroups: [],
   };
 }

@@ -6,4 +6,6 @@ export type {
   CheckStatus,
   CheckSuite,
   EvidenceEvent,
+  SkipGroup,
+  SourceLocation,
 } from '../../shared/checks';

@@ -10,12 +10,26 @@ export interface FlowHalf {
   slice: number;
 }
 
+/**
+ * The 2020-21 category names (torch 1.8-1.9, the TensorBoard plugin's traces) read as today's: the checks compare
+ * structure, and these events are the same events under older names. Their args spell "external id" in lower case.
+ */
+export const ERA_2021_CATEGORIES: Record<string, string> = {
+  Operator: 'cpu_op',
+  Runtime: 'cuda_runtime',
+  Kernel: 'kernel',
+  Memcpy: 'gpu_memcpy',
+  Memset: 'gpu_memset',
+};
+
 export class TraceView {
   /** Slice indices per category, every phase (the parity helpers' events_in). */
   readonly byCat = new Map<string, number[]>();
   /** Categories of complete (non-instant) events with a category. */
   readonly completeCategories = new Set<string>();
   private argsCache = new Map<number, Record<string, unknown>>();
+  /** Older category names found and what they are read as (2021: Operator -> cpu_op, ...). */
+  readonly aliased = new Map<string, string>();
 
   constructor(
     readonly profile: Profile,
@@ -23,12 +37,21 @@ export class TraceView {
   ) {
     const s = profile.slices;
     for (let i = 0; i < s.length; i++) {
-      const cat = profile.categoryOf(i);
+      const cat = this.categoryOf(i);
       let list = this.byCat.get(cat);
       if (!list) this.byCat.set(cat, (list = []));
       list.push(i);
       if (cat && s.kind[i] !== SliceKind.Instant) this.completeCategories.add(cat);
     }
+  }
+
+  /** The slice's category, under today's name when the trace uses a 2021 one. */
+  categoryOf(i: number): string {
+    const raw = this.profile.categoryOf(i);
+    const today = ERA_2021_CATEGORIES[raw];
+    if (!today) return raw;
+    this.aliased.set(raw, today);
+    return today;
   }
 
   /** Events of a category, any phase (parity semantics). */
@@ -43,7 +66,18 @@ export class TraceView {
 
   args(i: number): Record<string, unknown> {
     let a = this.argsCache.get(i);
-    if (!a) this.argsCache.set(i, (a = this.profile.argsOf(i)));
+    if (!a) {
+      a = this.profile.argsOf(i);
+      if (
+        a['external id'] !== undefined &&
+        a['External id'] === undefined &&
+        this.profile.categoryOf(i) in ERA_2021_CATEGORIES
+      ) {
+        a['External id'] = a['external id'];
+        delete a['external id'];
+      }
+      this.argsCache.set(i, a);
+    }
     return a;
   }
 
@@ -108,6 +142,7 @@ export class TraceView {
     const s = this.profile.slices;
     const base = this.window ? this.window.startNs : 0;
     const e: EvidenceEvent = {
+      // As the file writes it (2021 traces: Kernel, Runtime, ...): evidence quotes the trace.
       cat: this.profile.categoryOf(i),
       name: truncate(this.profile.nameOf(i), 120),
       tsUs: round3((s.start[i] - base) / 1000),

@@ -5,14 +5,13 @@
 import { mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
-import { build } from 'esbuild';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadBringup } from '../../extension/bringup/load';
 import { toView } from '../../extension/bringup/view';
 import { TRACES } from '../helpers/paths';
 import type { BringupView } from '../../extension/protocol';
-import { ARTIFACTS, launchChromium, ROOT } from '../helpers/browser';
+import { ARTIFACTS, buildWebviewBundle, launchChromium, openWebviewPage, ROOT } from '../helpers/browser';
 import { writeSessionFolder } from '../fixtures/checks-trace';
 
 /** A few of the theme variables VS Code defines (Dark Modern), so the page looks as it does in the editor. */
@@ -48,30 +47,11 @@ beforeAll(async () => {
     log: model.log,
     logTruncated: false,
   };
-  const bundle = await build({
-    entryPoints: [path.join(ROOT, 'webview/bringup/main.ts')],
-    bundle: true,
-    write: false,
-    outdir: path.join(ROOT, 'out/bringup-test'),
-    platform: 'browser',
-    format: 'iife',
-    target: 'es2022',
-    logLevel: 'silent',
-  });
-  const script = bundle.outputFiles.find((f) => f.path.endsWith('.js'))!.text;
-  const style = bundle.outputFiles.find((f) => f.path.endsWith('.css'))!.text;
   browser = await launchChromium();
-  page = await browser.newPage({ viewport: { width: 900, height: 1400 } });
-  page.on('pageerror', (e) => console.error('pageerror', e.message));
-  page.on('console', (m) => console.error('console', m.text()));
-  await page.setContent(
-    `<!DOCTYPE html><html><head><style>${THEME}</style><style>${style}</style></head><body><div id="root"></div></body></html>`,
-  );
-  // The host's side of acquireVsCodeApi: messages are recorded for the test to read.
-  await page.addScriptTag({
-    content: `window.posted = []; let state; window.acquireVsCodeApi = () => ({ postMessage: (m) => window.posted.push(m), getState: () => state, setState: (s) => { state = s; } });`,
+  page = await openWebviewPage(browser, await buildWebviewBundle('webview/bringup/main.ts'), {
+    theme: THEME,
+    viewport: { width: 900, height: 1400 },
   });
-  await page.addScriptTag({ content: script });
   await page.evaluate((v) => window.postMessage({ type: 'bringup.show', view: v }, '*'), view);
   await page.waitForSelector('.check', { timeout: 5000 });
 }, 60_000);

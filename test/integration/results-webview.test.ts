@@ -4,14 +4,13 @@
  */
 import { mkdirSync } from 'node:fs';
 import * as path from 'node:path';
-import { build } from 'esbuild';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { analyze } from '../../extension/analysis/analyze';
 import { resultsModel } from '../../extension/capture/results';
 import { importTrace } from '../../extension/import/kineto';
 import type { ResultsModel } from '../../extension/results/protocol';
-import { ARTIFACTS, launchChromium, ROOT } from '../helpers/browser';
+import { ARTIFACTS, buildWebviewBundle, launchChromium, openWebviewPage } from '../helpers/browser';
 import { TRACES } from '../helpers/paths';
 
 const THEME = `:root{--vscode-foreground:#cccccc;--vscode-editor-background:#1f1f1f;--vscode-font-family:sans-serif;
@@ -44,28 +43,11 @@ beforeAll(async () => {
     wallMs: 12_300,
     canShowOutput: true,
   });
-  const bundle = await build({
-    entryPoints: [path.join(ROOT, 'webview/results/main.ts')],
-    bundle: true,
-    write: false,
-    outdir: path.join(ROOT, 'out/results-test'),
-    platform: 'browser',
-    format: 'iife',
-    target: 'es2022',
-    logLevel: 'silent',
-  });
-  const script = bundle.outputFiles.find((f) => f.path.endsWith('.js'))!.text;
-  const style = bundle.outputFiles.find((f) => f.path.endsWith('.css'))!.text;
   browser = await launchChromium();
-  page = await browser.newPage({ viewport: { width: 1100, height: 1300 } });
-  page.on('pageerror', (e) => console.error('pageerror', e.message));
-  await page.setContent(
-    `<!DOCTYPE html><html><head><style>${THEME}</style><style>${style}</style></head><body><div id="root"></div></body></html>`,
-  );
-  await page.addScriptTag({
-    content: `window.posted = []; window.acquireVsCodeApi = () => ({ postMessage: (m) => window.posted.push(m) });`,
+  page = await openWebviewPage(browser, await buildWebviewBundle('webview/results/main.ts'), {
+    theme: THEME,
+    viewport: { width: 1100, height: 1300 },
   });
-  await page.addScriptTag({ content: script });
   await page.evaluate((m) => window.postMessage({ type: 'results.show', model: m }, '*'), model);
   await page.waitForSelector('h1', { timeout: 10_000 });
 }, 120_000);

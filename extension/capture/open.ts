@@ -10,7 +10,7 @@ import path from 'node:path';
 import { AddonLoadError } from '../import/addon';
 import { importCapture, mergeCapture } from '../import/capture';
 import { ImportError } from '../import/errors';
-import { importTrace } from '../import/kineto';
+import { importTrace, type ImportOptions } from '../import/kineto';
 import { readSites } from '../import/sites';
 import type { ImportWarning, Profile, SourceFrame } from '../model/profile';
 import { RunInProgress, sealSession, sitesFiles } from './seal';
@@ -134,7 +134,10 @@ function mergeSessionCapture(profile: Profile, capturePath: string): string | un
  * The session's trace with its sites (profile.sites), session.json (metadata.session), diagnostics
  * (metadata.diagnostics) and capture merged. A folder without a trace is a SessionError saying why.
  */
-async function openSession(source: SessionSource): Promise<OpenedProfile> {
+/** What opening may report (the share of the trace read) and how it is cancelled: importTrace's options. */
+export type OpenOptions = Pick<ImportOptions, 'onProgress' | 'signal'>;
+
+async function openSession(source: SessionSource, options: OpenOptions = {}): Promise<OpenedProfile> {
   const { folder, session } = source;
   if (source.busy) throw new SessionError(folder, source.busy);
   if (!source.tracePath) {
@@ -146,7 +149,7 @@ async function openSession(source: SessionSource): Promise<OpenedProfile> {
     const why = session?.record.notes.at(-1) ?? 'the capture wrote no trace';
     throw new SessionError(folder, `no ${SESSION_FILES.trace} (${why})`);
   }
-  const profile = await importTrace(source.tracePath);
+  const profile = await importTrace(source.tracePath, options);
   const sites = await readSessionSites(folder, profile.warnings);
   if (sites) profile.sites = sites;
   if (session) profile.metadata.session = session.document;
@@ -156,10 +159,14 @@ async function openSession(source: SessionSource): Promise<OpenedProfile> {
 }
 
 /** Opens a target (a path, or what locateProfile found); errors are ImportErrors: one line naming the file. */
-export async function openProfile(target: string | ProfileSource): Promise<OpenedProfile> {
+export async function openProfile(
+  target: string | ProfileSource,
+  options: OpenOptions = {},
+): Promise<OpenedProfile> {
   const source = typeof target === 'string' ? locateProfile(target) : target;
-  if (source.kind === 'session') return openSession(source);
-  const profile = source.kind === 'capture' ? openCapture(source.path) : await importTrace(source.path);
+  if (source.kind === 'session') return openSession(source, options);
+  const profile =
+    source.kind === 'capture' ? openCapture(source.path) : await importTrace(source.path, options);
   return { source, profile };
 }
 

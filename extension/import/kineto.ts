@@ -44,6 +44,41 @@ export { ImportError } from './errors';
 export interface ImportOptions extends ImportLimitOptions {
   /** Stop with an ImportError once the model would exceed this many slices (memory guard). */
   maxSlices?: number;
+  /** How much of a file has been read, 0..1, at most once a percent (files of known size only). */
+  onProgress?: (fraction: number) => void;
+  /** Aborted: the import stops at its next chunk with an ImportCancelled. */
+  signal?: AbortSignal;
+}
+
+/** The user cancelled the import (the editor's Cancel). */
+export class ImportCancelled extends ImportError {
+  constructor(file: string) {
+    super(file, undefined, 'opening it was cancelled');
+    this.name = 'ImportCancelled';
+  }
+}
+
+/** Reports the share of the input read and honours the abort signal, once per chunk. */
+class ReadProgress {
+  private read = 0;
+  private shown = -1;
+  constructor(
+    private readonly name: string,
+    private readonly size: number,
+    private readonly options: ImportOptions,
+  ) {}
+
+  advance(bytes: number): void {
+    if (this.options.signal?.aborted) throw new ImportCancelled(this.name);
+    this.read += bytes;
+    if (!this.options.onProgress || this.size <= 0) return;
+    const percent = Math.min(100, Math.floor((this.read / this.size) * 100));
+    if (percent > this.shown) {
+      this.shown = percent;
+      this.options.onProgress(percent / 100);
+      if (this.options.signal?.aborted) throw new ImportCancelled(this.name);
+    }
+  }
 }
 
 const enum State {
@@ -81,13 +116,14 @@ export async function importTrace(file: string, options: ImportOptions = {}): Pr
   const parser = new TraceParser(name, options, limits);
   const window = new ParseWindow(parser, limits);
   const input = await openInput(file, name);
+  const progress = new ReadProgress(name, input.size, options);
   try {
     const handle = input.regular ? input.handle : undefined;
-    if (!handle) await readStream(input.stream!, parser, window);
+    if (!handle) await readStream(input.stream!, parser, window, progress);
     else if (await startsWithGzip(handle, parser)) {
       const raw = handle.createReadStream({ highWaterMark: CHUNK, autoClose: false });
       try {
-        await inflate(raw, parser, window);
+        await inflate(raw, parser, window, progress);
       } finally {
         raw.destroy(); // no read of it outlives the handle, whatever stopped the import
       }
@@ -106,6 +142,7 @@ export async function importTrace(file: string, options: ImportOptions = {}): Pr
           throw new ImportError(name, undefined, `cannot read: ${code(error)}`);
         }
         if (bytesRead === 0) break;
+        progress.advance(bytesRead);
         window.filled(bytesRead);
       }
     }
@@ -180,6 +217,7 @@ async function readStream(
   stream: AsyncIterable<Buffer> & { destroy(): void },
   parser: TraceParser,
   window: ParseWindow,
+  progress: ReadProgress,
 ): Promise<void> {
   const chunks = stream[Symbol.asyncIterator]();
   const next = async (): Promise<Buffer | undefined> => {
@@ -207,11 +245,15 @@ async function readStream(
         })(),
         parser,
         window,
+        progress,
       );
       return;
     }
     window.append(head);
-    for (let chunk = await next(); chunk; chunk = await next()) window.append(chunk);
+    for (let chunk = await next(); chunk; chunk = await next()) {
+      progress.advance(chunk.length);
+      window.append(chunk);
+    }
   } finally {
     stream.destroy();
   }
@@ -222,19 +264,33 @@ async function inflate(
   source: AsyncIterable<Buffer>,
   parser: TraceParser,
   window: ParseWindow,
+  progress: ReadProgress,
 ): Promise<void> {
   let compressedRead = 0;
+  let cancelled: ImportError | undefined;
   const counted = (async function* () {
     for await (const chunk of source) {
       compressedRead += chunk.length;
+      try {
+        progress.advance(chunk.length);
+      } catch (error) {
+        // Thrown here it would reach the loop below as a gunzip error: kept, and rethrown as itself.
+        cancelled = error as ImportError;
+        return;
+      }
       yield chunk;
     }
   })();
   const gunzip = createGunzip({ chunkSize: CHUNK });
   pipeline(counted, gunzip, () => undefined); // errors reach the loop below through gunzip
   try {
-    for await (const chunk of gunzip) window.append(chunk as Buffer);
+    for await (const chunk of gunzip) {
+      if (cancelled) throw cancelled;
+      window.append(chunk as Buffer);
+    }
+    if (cancelled) throw cancelled;
   } catch (error) {
+    if (cancelled) throw cancelled;
     if (error instanceof ImportError) throw error;
     const what =
       (error as NodeJS.ErrnoException).code === 'Z_BUF_ERROR' ||

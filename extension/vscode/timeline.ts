@@ -10,7 +10,7 @@ import * as vscode from 'vscode';
 import { webviewPageHtml } from './page';
 import { analyze } from '../analysis/analyze';
 import type { Analysis } from '../analysis/types';
-import { openProfile } from '../capture/open';
+import { openWithProgress } from './openProgress';
 import { readSessionFile, sessionOfFile } from '../capture/session';
 import { UserError } from '../import/errors';
 import type { Profile } from '../model/profile';
@@ -62,8 +62,9 @@ async function loadProfile(source: string): Promise<{ profile: Profile; analysis
     const problem = memoryBudgetProblem(source);
     if (problem) throw new UserError(problem);
   }
-  const { profile } = await openProfile(source);
-  return { profile, analysis: analyze(profile) };
+  const opened = await openWithProgress(source);
+  if (!opened) throw new UserError(`opening ${path.basename(source)} was cancelled`);
+  return { profile: opened.profile, analysis: analyze(opened.profile) };
 }
 
 function oneLine(error: unknown): string {

@@ -5,7 +5,7 @@
 import * as path from 'node:path';
 import * as vscode from 'vscode';
 import { analyze } from '../analysis/analyze';
-import { openProfile } from '../capture/open';
+import { openWithProgress } from './openProgress';
 import { setActiveProfile } from './editorAnnotations';
 import { showTimeline } from './timeline';
 
@@ -36,19 +36,10 @@ export async function openTrace(
   label = path.basename(source),
 ): Promise<void> {
   try {
-    const { profile, analysis } = await vscode.window.withProgress(
-      {
-        location: vscode.ProgressLocation.Notification,
-        title: `FlagOS: opening ${label}`,
-        cancellable: false,
-      },
-      async (progress) => {
-        progress.report({ message: 'reading the trace' });
-        const { profile: loaded } = await openProfile(source);
-        progress.report({ message: 'linking kernels to ops and lines' });
-        return { profile: loaded, analysis: analyze(loaded) };
-      },
-    );
+    const opened = await openWithProgress(source, label);
+    if (!opened) return; // cancelled: nothing half-shown
+    const { profile } = opened;
+    const analysis = analyze(profile);
     setActiveProfile(profile, analysis, label);
     showTimeline(context, profile, analysis, { source });
     if (profile.warnings.length > 0) {

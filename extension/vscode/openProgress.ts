@@ -1,0 +1,40 @@
+/**
+ * Opening a trace in the editor as a notification with the share read and Cancel: a 56 MB trace takes seconds,
+ * and the user sees how far it is and can stop it (the import stops at its next chunk, nothing half-shown).
+ */
+import path from 'node:path';
+import * as vscode from 'vscode';
+import { openProfile, type OpenedProfile } from '../capture/open';
+import { ImportCancelled } from '../import/kineto';
+
+/** Opens a trace or session with a progress notification; undefined when the user cancelled. */
+export async function openWithProgress(
+  source: string,
+  label = path.basename(source),
+): Promise<OpenedProfile | undefined> {
+  const controller = new AbortController();
+  try {
+    return await vscode.window.withProgress(
+      {
+        location: vscode.ProgressLocation.Notification,
+        title: `FlagOS: opening ${label}`,
+        cancellable: true,
+      },
+      async (progress, token) => {
+        token.onCancellationRequested(() => controller.abort());
+        let shown = 0;
+        return openProfile(source, {
+          signal: controller.signal,
+          onProgress: (fraction) => {
+            const percent = Math.round(fraction * 100);
+            progress.report({ increment: percent - shown, message: `${percent}% read` });
+            shown = percent;
+          },
+        });
+      },
+    );
+  } catch (error) {
+    if (error instanceof ImportCancelled) return undefined;
+    throw error;
+  }
+}

@@ -99,7 +99,7 @@ describe('diffAnalyses on real traces', () => {
   it('a CUDA trace against a ROCm one of the same model: the vendor note, ops first, shared op names', async () => {
     const diff = await diffOf(BERT_H100, BERT_MI300X);
     expect(diff.a.platform).toBe('cuda');
-    expect(diff.b.platform).toBe('dcu');
+    expect(diff.b.platform).toBe('rocm');
     expect(diff.crossVendor).toBe(true);
     expect(diff.order[0]).toBe('op');
     expect(diff.notes.join('\n')).toMatch(/kernel names differ between vendors/);

@@ -29,6 +29,7 @@ import { findAgentRoot } from './agent';
 import { sealSession, SITES_PART, type SealResult } from './seal';
 import { SESSION_FILES } from './session';
 import { KinetoLogFilter } from './kinetoLog';
+import { RANKS_FOLDER } from './ranks';
 
 export type CaptureMode = 'auto' | 'kineto' | 'agent' | 'cpu';
 export const CAPTURE_MODES: readonly CaptureMode[] = ['auto', 'kineto', 'agent', 'cpu'];
@@ -49,6 +50,8 @@ export interface ProgressEvent {
 export interface CaptureOptions {
   python: string;
   script: string;
+  /** Runs `python -m module args` instead of the script (torchrun is torch.distributed.run: every rank is profiled). */
+  module?: string;
   args?: string[];
   sessionDir: string;
   cwd?: string;
@@ -230,7 +233,7 @@ export function agentArgs(options: CaptureOptions): string[] {
   if (options.durationS !== undefined) args.push('--duration', String(options.durationS));
   if (options.segmentS !== undefined) args.push('--segment', String(options.segmentS));
   if (options.profileMemory) args.push('--profile-memory');
-  args.push('--', options.script, ...(options.args ?? []));
+  args.push('--', ...(options.module ? ['-m', options.module] : [options.script]), ...(options.args ?? []));
   return args;
 }
 
@@ -261,6 +264,7 @@ export class CaptureRun {
     // A reused folder (--out) must not show an earlier run's files as this run's.
     for (const name of [...Object.values(SESSION_FILES), 'summary.md'])
       rmSync(path.join(options.sessionDir, name), { force: true });
+    rmSync(path.join(options.sessionDir, RANKS_FOLDER), { recursive: true, force: true });
     for (const name of readdirSync(options.sessionDir))
       if (SITES_PART.test(name) || name.endsWith('.tmp'))
         rmSync(path.join(options.sessionDir, name), { force: true });

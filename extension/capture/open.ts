@@ -13,6 +13,7 @@ import { ImportError } from '../import/errors';
 import { importTrace, type ImportOptions } from '../import/kineto';
 import { readSites } from '../import/sites';
 import type { ImportWarning, Profile, SourceFrame } from '../model/profile';
+import { rankFolders } from './ranks';
 import { RunInProgress, sealSession, sitesFiles } from './seal';
 import {
   SESSION_FILES,
@@ -140,6 +141,10 @@ export type OpenOptions = Pick<ImportOptions, 'onProgress' | 'signal'>;
 async function openSession(source: SessionSource, options: OpenOptions = {}): Promise<OpenedProfile> {
   const { folder, session } = source;
   if (source.busy) throw new SessionError(folder, source.busy);
+  // A multi-process session (torchrun) has no trace of its own: it opens as rank 0's part, the first of its
+  // parts; ranks.ts's openRanks opens them all.
+  const firstRank = source.tracePath ? undefined : rankFolders(folder)[0];
+  if (firstRank) return openSession(locateSession(firstRank.folder), options);
   if (!source.tracePath) {
     if (!session && !source.capturePath)
       throw new SessionError(

@@ -14,10 +14,41 @@ import { ImportError } from '../import/errors';
 import type { CliCommand } from './commands';
 import { UserError } from '../import/errors';
 import { parseCommandArgs } from './errors';
-import { renderSummary } from './summary';
+import { isMultiRank, renderRanks, renderSummary } from './summary';
 
 const USAGE =
-  'usage: flagprof profile [--out DIR] [--python PY] [--mode auto|kineto|agent|cpu] [--delay S] [--duration S] [--segment S] [--memory] [--json] [--keep N] [--no-flagos-trace] -- script.py [args...]';
+  'usage: flagprof profile [--out DIR] [--python PY] [--mode auto|kineto|agent|cpu] [--delay S] [--duration S] [--segment S] [--memory] [--json] [--keep N] [--no-flagos-trace] -- script.py|-m module|torchrun ... [args...]';
+
+/** The modules that launch one worker per rank: each worker is profiled into SESSION/ranks/<rank>/. */
+const RANK_LAUNCHERS = new Set(['torch.distributed.run', 'torch.distributed.launch']);
+
+/** What to run: a script, a module (`-m`), or torchrun (a module whose workers run a script). */
+interface LaunchForm {
+  /** The file the session is named after and checked to exist: the script, or torchrun's training script. */
+  scriptPath: string | undefined;
+  /** The script as the user wrote it. */
+  scriptWord: string | undefined;
+  module: string | undefined;
+  args: string[];
+  ranks: boolean;
+}
+
+/**
+ * `script.py`, `-m module`, `python -m module` or `python script.py` (the profiled interpreter runs it), and
+ * `torchrun ...` (`python -m torch.distributed.run` with the profiled interpreter).
+ */
+export function launchForm(command: string, args: string[]): LaunchForm {
+  const word = path.basename(command);
+  if (/^python[0-9.]*$/.test(word) && args.length > 0) return launchForm(args[0], args.slice(1));
+  if (word === 'torchrun') return launchForm('-m', ['torch.distributed.run', ...args]);
+  if (command !== '-m')
+    return { scriptPath: path.resolve(command), scriptWord: command, module: undefined, args, ranks: false };
+  const [module, ...rest] = args;
+  if (!module) throw new UserError(`-m: expected a module name\n${USAGE}`);
+  const ranks = RANK_LAUNCHERS.has(module);
+  const script = ranks ? rest.find((a) => a.endsWith('.py')) : undefined;
+  return { scriptPath: script && path.resolve(script), scriptWord: script, module, args: rest, ranks };
+}
 
 const VALUE_OPTIONS = new Set([
   '--out',
@@ -43,6 +74,8 @@ export function splitProfileArgv(argv: string[]): {
   for (let i = 0; i < argv.length; i++) {
     const word = argv[i];
     if (word === '--') return { own, script: argv[i + 1], scriptArgs: argv.slice(i + 2) };
+    // `python -m` style: -m is not an option of ours, so the command starts there.
+    if (word === '-m') return { own, script: word, scriptArgs: argv.slice(i + 1) };
     if (word.startsWith('-')) {
       own.push(word);
       if (VALUE_OPTIONS.has(word) && i + 1 < argv.length) own.push(argv[++i]);
@@ -89,9 +122,10 @@ function profileOptions(argv: string[]) {
     false,
   );
   if (!script) throw new UserError(`no script given\n${USAGE}`);
-  const scriptPath = path.resolve(script);
-  if (!existsSync(scriptPath) || !statSync(scriptPath).isFile())
-    throw new UserError(`${script}: no such file`);
+  const launch = launchForm(script, scriptArgs);
+  const { scriptPath } = launch;
+  if (scriptPath && (!existsSync(scriptPath) || !statSync(scriptPath).isFile()))
+    throw new UserError(`${launch.scriptWord}: no such file`);
   const mode = (values.mode ?? 'auto') as CaptureMode;
   if (!CAPTURE_MODES.includes(mode))
     throw new UserError(`--mode: expected one of ${CAPTURE_MODES.join(', ')}, got '${values.mode}'`);
@@ -106,7 +140,9 @@ function profileOptions(argv: string[]) {
     throw new UserError(`--top: expected a positive integer, got '${values.top}'`);
   return {
     scriptPath,
-    scriptArgs,
+    module: launch.module,
+    ranks: launch.ranks,
+    scriptArgs: launch.args,
     mode,
     delayS,
     durationS,
@@ -129,8 +165,11 @@ async function runAgent(options: ProfileOptions, python: string, sessionDir: str
   try {
     run = startCapture({
       python,
-      script: options.scriptPath,
+      script: options.scriptPath ?? process.cwd(),
+      module: options.module,
       args: options.scriptArgs,
+      // torchrun passes a signal on to its workers and waits up to 30 s while each writes its profile.
+      termAfterMs: options.ranks ? 45_000 : undefined,
       sessionDir,
       cwd: process.cwd(),
       mode: options.mode,
@@ -176,7 +215,14 @@ async function printSession(
   exitCode: number,
 ): Promise<void> {
   const record = session.session?.record;
-  if (session.tracePath) {
+  if (isMultiRank(session.folder)) {
+    // torchrun: every rank's summary, then the table across ranks.
+    const each = await renderRanks(session.folder, { top: options.top, table: false, json: options.json });
+    const table = options.json
+      ? ''
+      : await renderRanks(session.folder, { top: options.top, table: true, json: false });
+    process.stdout.write(options.json ? each : `\n${each}\n${table}`);
+  } else if (session.tracePath) {
     try {
       const summary = buildSummary(analyze((await openProfile(session)).profile), {
         steps: true,
@@ -198,7 +244,7 @@ async function printSession(
 
 export const profileCommand: CliCommand = {
   synopsis:
-    'profile [--out DIR] [--python PY] [--mode M] [--json] -- script.py [args]   run a script under the profiler',
+    'profile [--out DIR] [--python PY] [--mode M] [--json] -- script.py|-m module|torchrun ... [args]   run a script (every rank of a torchrun job) under the profiler',
   async run(argv) {
     const options = profileOptions(argv);
     let python: string;
@@ -214,7 +260,7 @@ export const profileCommand: CliCommand = {
       sessionDir = path.resolve(options.out);
     } else {
       const root = path.resolve(DEFAULT_SESSIONS_ROOT);
-      sessionDir = createSessionDir(root, options.scriptPath);
+      sessionDir = createSessionDir(root, options.scriptPath ?? options.module ?? 'script');
       pruneSessions(root, options.keep, sessionDir);
     }
 

@@ -2,6 +2,9 @@ import { analyze } from '../analysis/analyze';
 import { LINE_KIND_LABELS } from '../analysis/lines';
 import { buildSummary, type MemoryJson, type StepsJson, type SummaryJson } from '../analysis/summary';
 import { openProfile } from '../capture/open';
+import { openRanks, rankFolders, rankStats, type RankStats } from '../capture/ranks';
+import { existsSync, statSync } from 'node:fs';
+import path from 'node:path';
 import { terminalText } from '../shared/text';
 import type { CliCommand } from './commands';
 import { UserError } from '../import/errors';
@@ -9,21 +12,30 @@ import { parseCommandArgs } from './errors';
 import { formatBytes, formatUs } from '../shared/format';
 import { formatTable } from './format';
 
+const SUMMARY_USAGE = 'usage: flagprof summary TRACE|SESSION [--json] [--top N] [--ranks]';
+
 export const summaryCommand: CliCommand = {
   synopsis:
-    'summary TRACE|SESSION [--json] [--top N]   ops, kernels, source lines, steps and memory by device time',
+    'summary TRACE|SESSION [--json] [--top N] [--ranks]   ops, kernels, source lines, steps and memory by device time',
   async run(argv) {
     const parsed = parseCommandArgs(
       argv,
-      { json: { type: 'boolean' }, top: { type: 'string' } },
-      'usage: flagprof summary TRACE|SESSION [--json] [--top N]',
+      { json: { type: 'boolean' }, top: { type: 'string' }, ranks: { type: 'boolean' } },
+      SUMMARY_USAGE,
     );
     const [target, ...extra] = parsed.positionals;
-    if (!target || extra.length > 0)
-      throw new UserError('usage: flagprof summary TRACE|SESSION [--json] [--top N]');
+    if (!target || extra.length > 0) throw new UserError(SUMMARY_USAGE);
     const top = parsed.values.top === undefined ? 15 : Number(parsed.values.top);
     if (!Number.isInteger(top) || top <= 0)
       throw new UserError(`--top: expected a positive integer, got '${parsed.values.top}'`);
+    const multi = isMultiRank(target);
+    if (parsed.values.ranks && !multi)
+      throw new UserError(`${target}: not a multi-process session (no ranks/ parts): --ranks needs one`);
+    if (multi) {
+      const json = parsed.values.json === true;
+      process.stdout.write(await renderRanks(target, { top, table: parsed.values.ranks === true, json }));
+      return 0;
+    }
     const { profile } = await openProfile(target);
     const summary = buildSummary(analyze(profile), { steps: true, memory: true });
     for (const warning of summary.source.warnings)
@@ -200,4 +212,80 @@ function signedBytes(bytes: number): string {
 
 function ratio(value: number, base: number): string {
   return `${(value / base).toFixed(2)}×`;
+}
+
+/** A session folder of a multi-process run: ranks/ parts and no trace of its own. */
+export function isMultiRank(target: string): boolean {
+  let folder = false;
+  try {
+    folder = statSync(target).isDirectory();
+  } catch {
+    return false;
+  }
+  return folder && !existsSync(path.join(target, 'trace.json.gz')) && rankFolders(target).length > 0;
+}
+
+/**
+ * A multi-process session: one summary per rank, or (`table`) one row per rank with the slowest named. A part
+ * that cannot be opened gets its line saying why.
+ */
+export async function renderRanks(
+  folder: string,
+  options: { top: number; table: boolean; json: boolean },
+): Promise<string> {
+  const ranks = await openRanks(folder);
+  const stats: RankStats[] = [];
+  const out: string[] = [];
+  for (const rank of ranks) {
+    if (!rank.opened) {
+      out.push(`rank ${terminalText(rank.rank)}: ${terminalText(rank.problem ?? 'no profile')}`);
+      continue;
+    }
+    stats.push(rankStats({ ...rank, opened: rank.opened }));
+  }
+  if (options.json)
+    return `${JSON.stringify({ ranks: stats.map((r) => rankJson(r, !options.table)) }, null, 1)}\n`;
+  if (options.table) out.push(...renderRankTable(stats));
+  else for (const r of stats) out.push(rankHeading(r), renderSummary(r.summary, options.top));
+  return `${out.join('\n')}\n`;
+}
+
+function rankJson(r: RankStats, withSummary: boolean) {
+  return {
+    rank: r.rank,
+    wall_s: r.wallS,
+    cpu_ops_us: r.cpuOpsUs,
+    device_us: r.deviceUs,
+    collective_us: r.collectiveUs,
+    ...(withSummary ? { summary: r.summary } : {}),
+  };
+}
+
+function rankHeading(r: RankStats): string {
+  const wall = r.wallS === undefined ? '—' : `${r.wallS.toFixed(3)} s`;
+  return `== rank ${terminalText(r.rank)}: wall ${wall}, CPU in ops ${formatUs(r.cpuOpsUs)}, device ${formatUs(r.deviceUs)}, collectives ${formatUs(r.collectiveUs)} ==`;
+}
+
+/** The table across ranks, then the slowest rank (by the script's wall time). */
+function renderRankTable(stats: RankStats[]): string[] {
+  const slowest = stats.reduce<RankStats | undefined>(
+    (worst, r) =>
+      r.wallS !== undefined && (worst?.wallS === undefined || r.wallS > worst.wallS) ? r : worst,
+    undefined,
+  );
+  const rows = stats.map((r) => [
+    `${r.rank}${r === slowest && stats.length > 1 ? ' (slowest)' : ''}`,
+    r.wallS === undefined ? '—' : `${r.wallS.toFixed(3)} s`,
+    formatUs(r.cpuOpsUs),
+    formatUs(r.deviceUs),
+    formatUs(r.collectiveUs),
+    r.cpuOpsUs + r.deviceUs > 0 ? `${((100 * r.collectiveUs) / (r.cpuOpsUs + r.deviceUs)).toFixed(1)}%` : '—',
+  ]);
+  const lines = [
+    `Ranks (${stats.length}; collectives: nccl/gloo/c10d ops and kernels, self time)`,
+    formatTable(['rank', 'wall', 'CPU in ops', 'device', 'collectives', 'in collectives'], rows),
+  ];
+  if (slowest && slowest.wallS !== undefined)
+    lines.push(`slowest rank: ${terminalText(slowest.rank)} (${slowest.wallS.toFixed(3)} s)`);
+  return lines;
 }

@@ -1,7 +1,8 @@
 """python -m flagprof_agent --session DIR [--mode auto|kineto|agent|cpu] [--delay S] [--duration S]
-                           [--record-shapes|--no-record-shapes] [--profile-memory] [--progress-fd N] -- script.py [args...]
+                           [--record-shapes|--no-record-shapes] [--profile-memory] [--progress-fd N]
+                           -- script.py|-m module [args...]
 
-Runs script.py as __main__ under the profiler and writes DIR/trace.json.gz, DIR/sites.json and DIR/session.json.
+Runs script.py (or a module, as `python -m` does) as __main__ under the profiler and writes DIR/trace.json.gz, DIR/sites.json and DIR/session.json.
 The exit code is the script's: sys.exit(n) -> n, os._exit(n) -> n, an uncaught exception -> 1, SIGINT -> 130,
 SIGHUP -> 129, SIGTERM -> 143.
 
@@ -19,6 +20,7 @@ import time
 
 from . import __version__
 from .modes import MODES, device_activities, device_hint, torch_build
+from . import launch
 from .progress import Progress
 from .runner import Terminated, exception_record, prepare_interpreter, print_exception, run_script
 from .segments import SegmentWriter
@@ -78,6 +80,11 @@ def parse_args(argv):
             parser.error("%s must be a number of seconds up to %d" % (name, MAX_SECONDS))
     if options.delay < 0 or (options.duration is not None and options.duration <= 0) or options.segment < 0:
         parser.error("--delay and --segment must be >= 0 and --duration > 0")
+    options.module = None
+    if rest[0] == "-m":
+        if len(rest) < 2:
+            parser.error("-m needs a module name: python -m flagprof_agent --session DIR -- -m module [args...]")
+        options.module, rest = rest[1], rest[1:]
     options.script, options.args = rest[0], rest[1:]
     return options
 
@@ -100,7 +107,7 @@ class Session:
             "mode": {"requested": options.mode, "chosen": None, "reason": None},
             "activities": [],
             "devices": [],
-            "command": [sys.executable, options.script] + list(options.args),
+            "command": [sys.executable] + (["-m", options.module] if options.module else [options.script]) + list(options.args),
             "script": os.path.abspath(options.script),
             "cwd": os.getcwd(),
             "startedAt": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(self.started)),
@@ -113,6 +120,11 @@ class Session:
             "sites": None,
             "notes": [],
         }
+        if options.module:
+            self.record["module"] = options.module
+        rank = launch.rank_of_worker()
+        if rank is not None:
+            self.record["rank"] = rank
 
     def note(self, message, tell=False):
         self.record["notes"].append(message)
@@ -404,10 +416,23 @@ def main(argv=None):
     os.makedirs(directory, exist_ok=True)
     launcher = die_with_launcher()
     progress = Progress(options.progress_fd)
+    found = launch.module_file(options.module) if options.module else options.script
+    if found is not None:
+        options.script = found
     session = Session(directory, options)
     progress.emit("starting", session=directory)
     # From the first moment a crash leaves a session that says what ran and how far it got.
     session.write_quietly()
+    if found is None:
+        # Python's own words for `python -m missing`, and its exit code.
+        sys.stderr.write("%s: No module named %s\n" % (sys.executable, options.module))
+        session.record.update(status="error", exitCode=1)
+        session.note("no module named %s" % options.module)
+        session.write_quietly()
+        progress.emit("done", exitCode=1, status="error")
+        return 1
+    if launch.is_launcher(options.module):
+        return launch.run_launcher(options, session, progress)
 
     script = os.path.abspath(options.script)
     if not os.path.isfile(script):
@@ -477,14 +502,14 @@ def main(argv=None):
 
     window.announce_native_failure = options.mode == "agent"
     run = Run(options, directory, session, progress, window, writer, torch, mode, reason, launcher)
-    prepare_interpreter(options.script, options.args)
+    prepare_interpreter(options.script, options.args, options.module)
     session.record["status"] = "running"
     session.write_quietly()
     progress.emit("running", profiling=False)
     run.script_started = time.time()
     real_exit = run.patch_exit()
     try:
-        code, status, error = run_script(script, before=window.arm)
+        code, status, error = run_script(script, before=window.arm, module=options.module)
     finally:
         if os._exit is not real_exit:
             os._exit = real_exit

@@ -18,11 +18,13 @@ class Terminated(BaseException):
         self.signum = signum
 
 
-def prepare_interpreter(script, args):
-    """sys.argv, sys.path[0] and the launcher's traces, as a terminal run of `python script.py` would have them."""
+def prepare_interpreter(script, args, module=None):
+    """sys.argv, sys.path[0] and the launcher's traces, as a terminal run of `python script.py` (or, with a module,
+    `python -m module`) would have them."""
     sys.argv = [script] + list(args)
-    script_dir = os.path.dirname(os.path.realpath(script))
-    # `python -m flagprof_agent` put the current directory first; `python script.py` puts the script's folder.
+    # `python -m flagprof_agent` put the current directory first; `python script.py` puts the script's folder,
+    # `python -m module` the current directory.
+    script_dir = os.getcwd() if module else os.path.dirname(os.path.realpath(script))
     if sys.path:
         sys.path[0] = script_dir
     else:
@@ -71,9 +73,9 @@ def _on_sigint(signum, _frame):
         raise KeyboardInterrupt
 
 
-def run_script(script, before=None):
-    """Runs the script (after `before`, which opens the profiling window: a Ctrl-C there counts as the script's);
-    returns (exit code, status, the exception it ended with or None)."""
+def run_script(script, before=None, module=None):
+    """Runs the script, or the module as `python -m` does (after `before`, which opens the profiling window: a
+    Ctrl-C there counts as the script's); returns (exit code, status, the exception it ended with or None)."""
     del _terminating[:]
     # Python's own Ctrl-C behaviour even when the launcher's parent ignored SIGINT (a background job).
     signal.signal(signal.SIGINT, _on_sigint)
@@ -83,7 +85,10 @@ def run_script(script, before=None):
     try:
         if before is not None:
             before()
-        runpy.run_path(script, run_name="__main__")
+        if module:
+            runpy.run_module(module, run_name="__main__", alter_sys=True)
+        else:
+            runpy.run_path(script, run_name="__main__")
         return 0, "completed", None
     except SystemExit as exit_:
         return exit_code_of(exit_), "exited", None
@@ -94,6 +99,9 @@ def run_script(script, before=None):
             return 128 + int(signal.SIGHUP), "hangup", error
         return 143, "terminated", error
     except BaseException as error:
+        signalled = _launcher_signal(error)
+        if signalled is not None:
+            return signalled + (error,)
         return 1, "exception", error
     finally:
         try:
@@ -103,6 +111,16 @@ def run_script(script, before=None):
                 signal.signal(signal.SIGHUP, previous_hup)
         except (ValueError, TypeError):
             pass
+
+
+def _launcher_signal(error):
+    """torchrun turns SIGINT/SIGTERM/SIGHUP into its SignalException (after passing the signal on to its workers):
+    (exit code, status) as the signal would give, else None."""
+    signum = getattr(error, "sigval", None)
+    if type(error).__name__ != "SignalException" or signum is None:
+        return None
+    status = {signal.SIGINT: "interrupted", signal.SIGTERM: "terminated"}.get(signum, "hangup")
+    return 128 + int(signum), status
 
 
 def exit_code_of(exit_):

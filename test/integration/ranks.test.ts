@@ -1,0 +1,198 @@
+/**
+ * `flagprof profile -- torchrun --nproc-per-node 2 ...`: a real 2-rank CPU job with the gloo backend
+ * (test/fixtures/launch/ddp_gloo.py). Every worker is profiled into SESSION/ranks/<RANK>/ with its ops on the
+ * script's exact lines; `summary --ranks` sets the ranks side by side with their gloo collective time; Ctrl-C
+ * reaches every rank, and each keeps its profile.
+ */
+import { existsSync, readFileSync } from 'node:fs';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { openProfile } from '../../extension/capture/open';
+import { openRanks } from '../../extension/capture/ranks';
+import type { Profile } from '../../extension/model/profile';
+import { isOpKind } from '../../extension/shared/kinds';
+import { readJson, requirePython, tempDir } from '../helpers/agent';
+import { buildCli, cleanupCliRuns, runCli } from '../helpers/cli';
+import { PYTHON, ROOT } from '../helpers/paths';
+
+const LAUNCH = path.join(ROOT, 'test', 'fixtures', 'launch');
+const SCRIPT = path.join(LAUNCH, 'ddp_gloo.py');
+// Two ranks importing torch at once on a loaded machine, and torchrun's own start.
+const TIMEOUT = 480_000;
+// localhost:0: the c10d rendezvous store takes a free port, so parallel runs never collide.
+const TORCHRUN = ['torchrun', '--nproc-per-node', '2', '--rdzv-backend=c10d', '--rdzv-endpoint=localhost:0'];
+
+function lineOf(text: string): number {
+  return (
+    readFileSync(SCRIPT, 'utf8')
+      .split('\n')
+      .findIndex((l) => l.includes(text)) + 1
+  );
+}
+
+/** Names of the ops with the script's file:line as an exact (expression) frame of their call chain. */
+function opsOnLine(profile: Profile, line: number): Set<string> {
+  const names = new Set<string>();
+  for (let i = 0; i < profile.slices.length; i++) {
+    if (!isOpKind(profile.slices.kind[i])) continue;
+    const chain = profile.sites?.get(profile.slices.externalId[i]) ?? [];
+    if (chain.some((f) => f.file === SCRIPT && f.line === line && f.kind === undefined))
+      names.add(profile.nameOf(i));
+  }
+  return names;
+}
+
+function profileRanks(out: string, args: string[]) {
+  return runCli(
+    ['profile', '--out', out, '--python', PYTHON, '--mode', 'cpu', '--', ...TORCHRUN, 'ddp_gloo.py', ...args],
+    {
+      cwd: LAUNCH,
+      timeoutMs: TIMEOUT,
+    },
+  );
+}
+
+beforeAll(() => {
+  requirePython();
+  buildCli();
+});
+afterAll(cleanupCliRuns);
+
+describe('flagprof profile -- torchrun', () => {
+  const out = path.join(tempDir('ranks'), 'session');
+  let run: Awaited<ReturnType<typeof profileRanks>>;
+
+  beforeAll(async () => {
+    run = await profileRanks(out, ['--steps', '3']);
+  }, TIMEOUT);
+
+  it('runs every rank and says the session is multi-process', () => {
+    expect(run.code, run.stderr).toBe(0);
+    expect(run.stdout).toContain('rank 0 of 2');
+    expect(run.stdout).toContain('rank 1 of 2');
+    const record = readJson<{ multiProcess: { script: string; parts: { rank: number; folder: string }[] } }>(
+      path.join(out, 'session.json'),
+    );
+    expect(record.multiProcess.script).toBe(SCRIPT);
+    expect(record.multiProcess.parts).toEqual([
+      { rank: 0, folder: 'ranks/0' },
+      { rank: 1, folder: 'ranks/1' },
+    ]);
+    expect(run.stdout).toMatch(/== rank 0: wall/);
+    expect(run.stdout).toMatch(/== rank 1: wall/);
+  });
+
+  it('puts each rank’s ops on the script’s exact lines', async () => {
+    const ranks = await openRanks(out);
+    expect(ranks.map((r) => r.rank)).toEqual(['0', '1']);
+    for (const rank of ranks) {
+      const profile = rank.opened!.profile;
+      const session = profile.metadata.session as { rank: { rank: number; worldSize: number } };
+      expect(session.rank).toMatchObject({ rank: Number(rank.rank), worldSize: 2 });
+      expect(opsOnLine(profile, lineOf('loss = model(x)'))).toContain('aten::addmm');
+      expect(opsOnLine(profile, lineOf('dist.all_reduce(total)'))).toContain('c10d::allreduce_');
+    }
+  });
+
+  it('opens as rank 0 by default', async () => {
+    const { profile } = await openProfile(out);
+    expect((profile.metadata.session as { rank: { rank: number } }).rank.rank).toBe(0);
+  });
+
+  it(
+    'sets the ranks side by side with their gloo collective time (summary --ranks)',
+    async () => {
+      const json = await runCli(['summary', out, '--ranks', '--json'], { timeoutMs: TIMEOUT });
+      expect(json.code, json.stderr).toBe(0);
+      const rows = (
+        JSON.parse(json.stdout) as {
+          ranks: { rank: string; collective_us: number; cpu_ops_us: number; wall_s: number }[];
+        }
+      ).ranks;
+      expect(rows.map((r) => r.rank)).toEqual(['0', '1']);
+      for (const row of rows) {
+        expect(row.collective_us).toBeGreaterThan(0);
+        expect(row.collective_us).toBeLessThan(row.cpu_ops_us);
+        expect(row.wall_s).toBeGreaterThan(0);
+      }
+      const text = await runCli(['summary', out, '--ranks'], { timeoutMs: TIMEOUT });
+      expect(text.stdout).toMatch(/^0( \(slowest\))? +[\d.]+ s/m);
+      expect(text.stdout).toMatch(/^1( \(slowest\))? +[\d.]+ s/m);
+      const slowest = rows.reduce((a, b) => (b.wall_s > a.wall_s ? b : a));
+      expect(text.stdout).toContain(`slowest rank: ${slowest.rank}`);
+    },
+    TIMEOUT,
+  );
+
+  it(
+    'refuses --ranks for a session of one process',
+    async () => {
+      const single = await runCli(['summary', path.join(out, 'ranks', '0'), '--ranks'], {
+        timeoutMs: TIMEOUT,
+      });
+      expect(single.code).toBe(2);
+      expect(single.stderr).toContain('not a multi-process session');
+    },
+    TIMEOUT,
+  );
+});
+
+describe('Ctrl-C of a torchrun job', () => {
+  it(
+    'reaches every rank, and each keeps the profile it captured',
+    async () => {
+      const out = path.join(tempDir('ranks-int'), 'session');
+      const started = profileRanks(out, ['--steps', '1000000']);
+      // Once both ranks have written a segment, the job is interrupted as a terminal's Ctrl-C would.
+      const deadline = Date.now() + TIMEOUT - 60_000;
+      const written = (rank: number) => existsSync(path.join(out, 'ranks', String(rank), 'sites.json'));
+      while (!(written(0) && written(1)) && Date.now() < deadline)
+        await new Promise((r) => setTimeout(r, 200));
+      expect(written(0) && written(1)).toBe(true);
+      const cli = await findCli(out);
+      process.kill(cli, 'SIGINT');
+      const run = await started;
+      expect(run.code).toBe(130);
+      for (const rank of await openRanks(out)) {
+        const session = rank.opened!.profile.metadata.session as { status: string; exitCode: number };
+        expect(session).toMatchObject({ status: 'interrupted', exitCode: 130 });
+        expect(opsOnLine(rank.opened!.profile, lineOf('loss = model(x)')).size).toBeGreaterThan(0);
+      }
+    },
+    TIMEOUT,
+  );
+});
+
+describe('a rank killed mid-run', () => {
+  it(
+    'keeps the segments it wrote, and the table still shows it',
+    async () => {
+      const out = path.join(tempDir('ranks-kill'), 'session');
+      const started = profileRanks(out, ['--steps', '1000000']);
+      // Both ranks past their first segment: a rank still importing torch when the job ends has nothing to keep.
+      const written = (rank: number) => existsSync(path.join(out, 'ranks', String(rank), 'sites.json'));
+      const deadline = Date.now() + TIMEOUT - 60_000;
+      while (!(written(0) && written(1)) && Date.now() < deadline)
+        await new Promise((r) => setTimeout(r, 200));
+      const pid = readJson<{ agent: { pid: number } }>(path.join(out, 'ranks', '1', 'session.json')).agent
+        .pid;
+      process.kill(pid, 'SIGKILL');
+      const run = await started;
+      // torchrun ends the job when one worker dies.
+      expect(run.code).not.toBe(0);
+      const [zero, one] = await openRanks(out);
+      expect((one.opened!.profile.metadata.session as { status: string }).status).toBe('lost');
+      expect(opsOnLine(one.opened!.profile, lineOf('loss = model(x)')).size).toBeGreaterThan(0);
+      expect(zero.problem).toBeUndefined();
+      const table = await runCli(['summary', out, '--ranks'], { timeoutMs: TIMEOUT });
+      expect(table.code, table.stderr).toBe(0);
+      expect(table.stdout).toMatch(/^1( \(slowest\))? +[\d.]+ s/m);
+    },
+    TIMEOUT,
+  );
+});
+
+/** The pid of the CLI writing OUT: the lock it holds on the session folder. */
+async function findCli(out: string): Promise<number> {
+  return Number(readFileSync(path.join(out, '.flagprof.lock'), 'utf8').trim());
+}

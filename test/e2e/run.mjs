@@ -311,6 +311,12 @@ try {
     // loads the file from disk (its unsaved inserted line is dropped). Revert File loads it at once; waiting for
     // the file watcher instead made this step hang on the watcher's timing.
     const file = path.join(workspace, EXAMPLE);
+    // The unsaved inserted line is dropped first: a dirty editor over a file that changes on disk invites a save
+    // that fails ("the content of the file is newer"), seen once in CI.
+    await runCommand(page, 'File: Revert File');
+    await page
+      .locator('.tab.active.dirty', { hasText: EXAMPLE })
+      .waitFor({ state: 'detached', timeout: 10_000 });
     const lines = readFileSync(file, 'utf8').split('\n');
     const at = lines.findIndex((l) => l.includes('weights = torch.softmax'));
     if (at < 0) throw new Error(`${EXAMPLE} no longer has the softmax line`);

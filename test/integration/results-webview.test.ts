@@ -36,7 +36,7 @@ beforeAll(async () => {
       exception: {
         type: 'RuntimeError',
         message: 'CUDA out of memory',
-        file: '/work/bert/train.py',
+        file: '/home/user/bert/train.py',
         line: 42,
       },
     },

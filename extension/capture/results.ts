@@ -4,7 +4,7 @@
  */
 import path from 'node:path';
 import { activitySpan } from '../analysis/diff';
-import { buildSummary } from '../analysis/summary';
+import { buildSummary, type SummaryJson } from '../analysis/summary';
 import type { Analysis } from '../analysis/types';
 import { isDeviceKind } from '../model/profile';
 import { formatDuration } from '../shared/format';
@@ -85,8 +85,12 @@ function ended(facts: RunFacts): { text: string; severity: ResultsSeverity } {
 
 const ns = (us: number): number => Math.round(us * 1000);
 
-export function resultsModel(analysis: Analysis, facts: RunFacts): ResultsModel {
-  const summary = buildSummary(analysis, { steps: true, memory: true });
+/** `summary`: the run's summary when the caller built it already, with steps and memory. */
+export function resultsModel(
+  analysis: Analysis,
+  facts: RunFacts,
+  summary: SummaryJson = buildSummary(analysis, { steps: true, memory: true }),
+): ResultsModel {
   const device = deviceActivity(analysis);
   const primary = device ? 'device' : 'cpu';
   const span = activitySpan(analysis.profile);

@@ -460,7 +460,8 @@ async function showSession(
     const label = `${path.basename(script)} · ${new Date().toLocaleTimeString()}`;
     setActiveProfile(profile, analysis, label);
     for (const listener of listeners) await listener(opened, analysis);
-    const summary = buildSummary(analysis);
+    // Once, for the summary file, the notification and the Results view alike.
+    const summary = buildSummary(analysis, { steps: true, memory: true });
     const markdown = summaryMarkdown(summary, {
       script,
       sessionDir: session.folder,
@@ -483,6 +484,7 @@ async function showSession(
         cancelled: result.cancelled,
         canShowOutput: true,
       },
+      summary,
       onShowOutput: () => channel.show(),
     });
     void offerResults(

@@ -6,6 +6,7 @@
 import path from 'node:path';
 import * as vscode from 'vscode';
 import { analyze } from '../analysis/analyze';
+import type { SummaryJson } from '../analysis/summary';
 import type { Analysis } from '../analysis/types';
 import { openProfile, type OpenedProfile } from '../capture/open';
 import { resultsModel, type RunFacts } from '../capture/results';
@@ -18,6 +19,8 @@ interface Shown {
   opened: OpenedProfile;
   analysis: Analysis;
   facts: RunFacts;
+  /** Built already by the caller (with steps and memory), else built here. */
+  summary?: SummaryJson;
   onShowOutput?: () => void;
 }
 
@@ -32,7 +35,7 @@ function post(message: ResultsHostToWebview): void {
 function sendModel(): void {
   if (!shown) return;
   try {
-    post({ type: 'results.show', model: resultsModel(shown.analysis, shown.facts) });
+    post({ type: 'results.show', model: resultsModel(shown.analysis, shown.facts, shown.summary) });
   } catch (error) {
     post({ type: 'results.error', text: `FlagOS: ${(error as Error).message}` });
   }

@@ -1,6 +1,7 @@
 /** The real traces of ../shared/traces (third-party data, used in place) and their MANIFEST facts. */
 import { existsSync, readFileSync, readdirSync, statSync } from 'node:fs';
 import * as path from 'node:path';
+import { gunzipSync } from 'node:zlib';
 
 import { ROOT, TRACES } from './paths';
 
@@ -24,6 +25,18 @@ export function tracePath(name: string): string {
   const p = path.relative(ROOT, path.join(TRACES, name));
   if (!existsSync(path.join(ROOT, p))) throw new Error(`missing trace ${name}`);
   return p;
+}
+
+/**
+ * A trace's events as the file holds them, read without the importer (what a test checks the importer against):
+ * gzip or not, an object with traceEvents or a bare array. `name` is a file of ../shared/traces, or a path.
+ */
+export function rawTraceEvents<T = Record<string, unknown>>(name: string): T[] {
+  const file = path.isAbsolute(name) ? name : path.join(TRACES, name);
+  const bytes = readFileSync(file);
+  const text = (bytes[0] === 0x1f && bytes[1] === 0x8b ? gunzipSync(bytes) : bytes).toString('utf8');
+  const doc = JSON.parse(text) as { traceEvents?: T[] } | T[];
+  return Array.isArray(doc) ? doc : (doc.traceEvents ?? []);
 }
 
 export interface ManifestFacts {

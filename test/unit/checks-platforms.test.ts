@@ -3,9 +3,7 @@
  * what differs from torch-cuda by design (status "info", never a failure), the 2021 category names, P6's
  * cudaLaunchKernel, grouped skip reasons, a JSON file that is no trace, and where a failure points.
  */
-import { readFileSync } from 'node:fs';
 import path from 'node:path';
-import { gunzipSync } from 'node:zlib';
 import { describe, expect, it } from 'vitest';
 import type { CheckReport } from '../../extension/analysis/checks';
 import { runChecks } from '../../extension/analysis/checks';
@@ -15,6 +13,7 @@ import { checkCommand } from '../../extension/cli/check';
 import { importTrace } from '../../extension/import/kineto';
 import { UserError } from '../../extension/import/errors';
 import { ROOT, TRACES } from '../helpers/paths';
+import { rawTraceEvents } from '../helpers/traces';
 
 const cache = new Map<string, Promise<CheckReport>>();
 function report(name: string): Promise<CheckReport> {
@@ -23,14 +22,6 @@ function report(name: string): Promise<CheckReport> {
   return r;
 }
 const result = async (name: string, id: string) => (await report(name)).results.find((r) => r.id === id)!;
-
-/** The trace's events as the file holds them, read without the importer. */
-function rawEvents(name: string): Record<string, unknown>[] {
-  const bytes = readFileSync(path.join(TRACES, name));
-  const text = (name.endsWith('.gz') ? gunzipSync(bytes) : bytes).toString('utf8');
-  const doc = JSON.parse(text) as { traceEvents?: Record<string, unknown>[] } | Record<string, unknown>[];
-  return Array.isArray(doc) ? doc : (doc.traceEvents ?? []);
-}
 
 async function cli(args: string[]): Promise<{ code: number; out: string }> {
   const chunks: string[] = [];
@@ -83,7 +74,7 @@ describe('platform detection on real traces', () => {
     const p6 = await result(MI300X, 'P6');
     expect(p6).toMatchObject({ status: 'info', required: false });
     expect(p6.byDesign).toMatch(/"cid"/);
-    const raw = rawEvents(MI300X).filter((e) => e.cat === 'cuda_runtime');
+    const raw = rawTraceEvents(MI300X).filter((e) => e.cat === 'cuda_runtime');
     expect(raw.some((e) => (e.args as Record<string, unknown>)?.cid !== undefined)).toBe(true);
     expect(raw.some((e) => (e.args as Record<string, unknown>)?.cbid !== undefined)).toBe(false);
   });
@@ -111,7 +102,7 @@ describe('torch-cuda behaviour by design', () => {
   });
 
   it('H100: P6 counts cudaLaunchKernel (cbid 211) as the real API it is', async () => {
-    const runtime = rawEvents(H100).filter((e) => e.cat === 'cuda_runtime' && e.ph === 'X');
+    const runtime = rawTraceEvents(H100).filter((e) => e.cat === 'cuda_runtime' && e.ph === 'X');
     const launches = runtime.filter((e) => e.name === 'cudaLaunchKernel');
     expect(launches.length).toBeGreaterThan(0);
     expect(launches.every((e) => (e.args as { cbid?: number }).cbid === 211)).toBe(true);
@@ -124,7 +115,7 @@ describe('torch-cuda behaviour by design', () => {
 
 describe('2021 category names', () => {
   it('Operator/Runtime/Kernel/Memcpy/Memset are read as cpu_op/cuda_runtime/kernel/gpu_memcpy/gpu_memset', async () => {
-    const raw = rawEvents(Y2021);
+    const raw = rawTraceEvents(Y2021);
     const count = (cat: string) => raw.filter((e) => e.cat === cat && e.ph === 'X').length;
     const r = await report(Y2021);
     expect(r.runtimeCategory).toBe('cuda_runtime');

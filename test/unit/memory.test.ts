@@ -2,16 +2,14 @@
  * Memory samples and their analysis on real traces with torch's profile_memory events, every expectation computed
  * here from the trace's own JSON (read independently of the importer).
  */
-import { readFileSync } from 'node:fs';
 import * as path from 'node:path';
-import { gunzipSync } from 'node:zlib';
 import { describe, expect, it } from 'vitest';
 import { analyze } from '../../extension/analysis/analyze';
 import { analyzeMemory } from '../../extension/analysis/memory';
 import { buildSummary } from '../../extension/analysis/summary';
 import { importTrace } from '../../extension/import/kineto';
 import { deviceName } from '../../extension/model/profile';
-import { ROOT, tracePath } from '../helpers/traces';
+import { rawTraceEvents, ROOT, tracePath } from '../helpers/traces';
 
 interface RawEvent {
   ph?: string;
@@ -22,12 +20,6 @@ interface RawEvent {
   ts?: number;
   dur?: number;
   args?: Record<string, number>;
-}
-
-function rawEvents(name: string): RawEvent[] {
-  const bytes = readFileSync(path.join(ROOT, tracePath(name)));
-  const doc = JSON.parse(gunzipSync(bytes).toString('utf8')) as { traceEvents: RawEvent[] } | RawEvent[];
-  return Array.isArray(doc) ? doc : doc.traceEvents;
 }
 
 const memoryEvents = (events: RawEvent[]) => events.filter((e) => e.name === '[memory]');
@@ -43,7 +35,7 @@ const RESNET_2021 = 'kineto_tbplugin_2021_v100_resnet50_w0.pt.trace.json.gz';
 
 describe('memory samples (import)', () => {
   it('every [memory] event becomes a sample with its device, bytes and the allocator totals', async () => {
-    const raw = memoryEvents(rawEvents(BERT));
+    const raw = memoryEvents(rawTraceEvents<RawEvent>(BERT));
     const profile = await importTrace(path.join(ROOT, tracePath(BERT)));
     const samples = profile.memory!;
     expect(samples.length).toBe(raw.length);
@@ -59,7 +51,7 @@ describe('memory samples (import)', () => {
   });
 
   it('each sample names the innermost cpu_op or user_annotation running on its thread', async () => {
-    const events = rawEvents(BERT);
+    const events = rawTraceEvents<RawEvent>(BERT);
     const ops = events.filter((e) => e.ph === 'X' && (e.cat === 'cpu_op' || e.cat === 'user_annotation'));
     const profile = await importTrace(path.join(ROOT, tracePath(BERT)));
     const samples = profile.memory!;
@@ -93,7 +85,7 @@ describe('memory samples (import)', () => {
 
 describe('memory analysis', () => {
   it('peak allocated and reserved per device are the highest totals the allocator reported, and when', async () => {
-    const raw = memoryEvents(rawEvents(BERT));
+    const raw = memoryEvents(rawTraceEvents<RawEvent>(BERT));
     const { analysis, memory } = await load(BERT);
     expect(memory.devices.map((d) => d.device).sort()).toEqual(['cpu', 'cuda:0']);
     for (const device of memory.devices) {
@@ -146,7 +138,7 @@ describe('memory analysis', () => {
   });
 
   it('a line allocated what its ops allocated on that device: the samples under the line’s ops', async () => {
-    const events = rawEvents(BERT);
+    const events = rawTraceEvents<RawEvent>(BERT);
     const { analysis, memory } = await load(BERT);
     const profile = analysis.profile;
     const samples = profile.memory!;
@@ -165,7 +157,7 @@ describe('memory analysis', () => {
   });
 
   it('a 2021 trace (Bytes only): peaks are the running sum of the window’s deltas, nothing claimed at the peak', async () => {
-    const raw = memoryEvents(rawEvents(RESNET_2021)).sort((a, b) => a.ts! - b.ts!);
+    const raw = memoryEvents(rawTraceEvents<RawEvent>(RESNET_2021)).sort((a, b) => a.ts! - b.ts!);
     const { memory } = await load(RESNET_2021);
     for (const device of memory.devices) {
       let running = 0;
@@ -193,7 +185,7 @@ describe('memory analysis', () => {
     const full = buildSummary(analysis, { memory: true });
     const cuda = full.memory!.devices.find((d) => d.device === 'cuda:0')!;
     expect(cuda.peak_allocated_bytes).toBe(
-      Math.max(...memoryEvents(rawEvents(BERT)).map((e) => e.args!['Total Allocated'])),
+      Math.max(...memoryEvents(rawTraceEvents<RawEvent>(BERT)).map((e) => e.args!['Total Allocated'])),
     );
     expect(full.memory!.lines[0]).toMatchObject({ kind: 'function', device: 'cuda:0' });
     expect({ ...full, memory: undefined }).toEqual({ ...core, memory: undefined });

@@ -2,9 +2,7 @@
  * ProfilerStep#N spans on the real traces that carry them (user_annotation since 2021, Operator in the 2021
  * TensorBoard plugin's trace), every expectation computed here from the trace's own JSON.
  */
-import { readFileSync } from 'node:fs';
 import * as path from 'node:path';
-import { gunzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { analyze } from '../../extension/analysis/analyze';
 import { analyzeSteps } from '../../extension/analysis/steps';
@@ -12,7 +10,7 @@ import { buildSummary } from '../../extension/analysis/summary';
 import { renderSummary } from '../../extension/cli/summary';
 import { importTrace } from '../../extension/import/kineto';
 import { buildCli, cleanupCliRuns, runCli } from '../helpers/cli';
-import { ROOT, tracePath } from '../helpers/traces';
+import { rawTraceEvents, ROOT, tracePath } from '../helpers/traces';
 
 interface RawEvent {
   ph?: string;
@@ -23,12 +21,6 @@ interface RawEvent {
   ts: number;
   dur: number;
   args?: Record<string, unknown>;
-}
-
-function rawEvents(name: string): RawEvent[] {
-  const doc = JSON.parse(gunzipSync(readFileSync(path.join(ROOT, tracePath(name)))).toString('utf8')) as
-    { traceEvents: RawEvent[] } | RawEvent[];
-  return Array.isArray(doc) ? doc : doc.traceEvents;
 }
 
 const CPU_STEP_CATEGORIES = new Set(['user_annotation', 'cpu_op', 'Operator']);
@@ -94,7 +86,7 @@ async function stepsOf(name: string) {
 describe('steps on real traces', () => {
   it('A100 rank 3 of 8: six steps with their wall, CPU-in-ops and launched device time', async () => {
     const name = 'hta_a100_rank3of8_trace_diff_control.trace.json.gz';
-    const events = rawEvents(name);
+    const events = rawTraceEvents<RawEvent>(name);
     const raw = rawSteps(events);
     const stats = (await stepsOf(name))!;
     expect(stats.steps.map((s) => s.step)).toEqual(raw.map((e) => Number(e.name!.slice(13))));
@@ -114,7 +106,7 @@ describe('steps on real traces', () => {
 
   it('V100 at ns resolution: the first step is far shorter than the steady state', async () => {
     const name = 'hta_v100_ns_resolution_rank0.pt.trace.json.gz';
-    const events = rawEvents(name);
+    const events = rawTraceEvents<RawEvent>(name);
     const raw = rawSteps(events);
     const stats = (await stepsOf(name))!;
     expect(stats.steps.length).toBe(raw.length);
@@ -126,7 +118,7 @@ describe('steps on real traces', () => {
 
   it('2021 TensorBoard plugin trace: ProfilerStep spans written as Operators are steps', async () => {
     const name = 'kineto_tbplugin_2021_v100_resnet50_w0.pt.trace.json.gz';
-    const raw = rawSteps(rawEvents(name));
+    const raw = rawSteps(rawTraceEvents<RawEvent>(name));
     expect(raw.every((e) => e.cat === 'Operator')).toBe(true);
     const stats = (await stepsOf(name))!;
     expect(stats.steps.map((s) => s.step)).toEqual(raw.map((e) => Number(e.name!.slice(13))));
@@ -135,7 +127,7 @@ describe('steps on real traces', () => {
 
   it('the GPU row’s copy of a step (gpu_user_annotation) is not a second step', async () => {
     const name = 'tracelens_h100_bert_small.trace.json.gz';
-    const events = rawEvents(name);
+    const events = rawTraceEvents<RawEvent>(name);
     expect(
       events
         .filter((e) => e.name === 'ProfilerStep#6')
@@ -162,7 +154,7 @@ describe('flagprof summary', () => {
 
   it('shows a Steps table, the slowest marked, and the steps in --json', async () => {
     const name = 'hta_a100_rank3of8_trace_diff_control.trace.json.gz';
-    const raw = rawSteps(rawEvents(name));
+    const raw = rawSteps(rawTraceEvents<RawEvent>(name));
     const slowest = raw.reduce((a, b) => (b.dur > a.dur ? b : a)).name!.slice(12);
     const text = await runCli(['summary', tracePath(name)], { cwd: ROOT, timeoutMs: 120_000 });
     expect(text.code).toBe(0);

@@ -11,11 +11,17 @@
 // launching thread pays only the vendor's own recording).
 #include "agent.h"
 
+#include "../tracer/capture_decoder.h"
+#include "../tracer/tracer_abi.h"
+
 #include <dlfcn.h>
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <sys/mman.h>
+
+#include <algorithm>
 #include <cerrno>
 #include <cstdarg>
 #include <cstdio>
@@ -286,8 +292,10 @@ void calibrate(uint32_t phase, int (*getTimestamp)(uint64_t*), const char* code,
 
 namespace {
 
+using BindFn = std::unique_ptr<VendorTracer> (*)(void*, std::string&);
+
 // The binding for a library that exports one vendor's activity API.
-std::unique_ptr<VendorBinding> bindAny(void* lib, std::string& missing) {
+std::unique_ptr<VendorTracer> bindAny(void* lib, std::string& missing) {
   if (exportsCupti(lib)) return bindCupti(lib, missing);
   if (exportsMspti(lib)) return bindMspti(lib, missing);
   if (exportsRoctracer(lib)) return bindRoctracer(lib, missing);
@@ -297,15 +305,47 @@ std::unique_ptr<VendorBinding> bindAny(void* lib, std::string& missing) {
   return nullptr;
 }
 
-// FLAGOS_TRACER_LIBRARY first (its vendor told by the symbols it exports), then a library already in the
-// process, then the default sonames: CUPTI, then MSPTI, then ROCtracer (the first that loads wins).
-void loadVendor(State& s) {
+// Exactly one tracer per accelerator (seed §1.4): a new accelerator gets a row here deliberately, and one without
+// an activity API this agent binds gets the unavailable tracer with its reason, never a neighbour's tracer.
+struct Accelerator {
+  const char* name;
+  const char* tracer;  // the DeviceTracer's name, "none" for the unavailable tracer
+  BindFn bind;         // nullptr: the unavailable tracer
+};
+constexpr Accelerator kAccelerators[] = {
+    {"cuda", "CUPTI", bindCupti},        {"metax", "CUPTI", bindCupti},   {"ppu", "CUPTI", bindCupti},
+    {"ascend", "MSPTI", bindMspti},      {"rocm", "ROCtracer", bindRoctracer}, {"dcu", "ROCtracer", bindRoctracer},
+    {"musa", "none", nullptr},           {"gcu", "none", nullptr},        {"cpu", "none", nullptr},
+};
+
+const Accelerator* findAccelerator(const std::string& name) {
+  for (const Accelerator& a : kAccelerators)
+    if (name == a.name) return &a;
+  return nullptr;
+}
+
+BindFn bindFor(const VendorTracer& tracer) {
+  const std::string name = tracer.name();
+  if (name == "CUPTI") return bindCupti;
+  if (name == "MSPTI") return bindMspti;
+  return bindRoctracer;
+}
+
+bool allows(const Accelerator* only, BindFn bind) { return only == nullptr || only->bind == bind; }
+
+std::unique_ptr<VendorTracer> loadVendor(State& s, const Accelerator* only) {
+  std::unique_ptr<VendorTracer> vendor;
   std::string tried;
   std::string override = trim(getenv("FLAGOS_TRACER_LIBRARY"));
   if (!override.empty()) {
     void* lib = dlopen(override.c_str(), RTLD_NOW | RTLD_GLOBAL);
     std::string missing;
-    if (lib && (s.vendor = bindAny(lib, missing))) {
+    if (lib && (vendor = bindAny(lib, missing)) && only && only->bind != bindFor(*vendor)) {
+      missing = std::string("it exports ") + vendor->name() + ", but FLAGOS_ACCELERATOR=" + only->name + " is traced by " +
+                only->tracer;
+      vendor.reset();
+    }
+    if (vendor) {
       s.libraryPath = override;
     } else {
       const std::string err = lib ? missing : (dlerror() ?: "unknown error");
@@ -314,17 +354,19 @@ void loadVendor(State& s) {
       tried += "FLAGOS_TRACER_LIBRARY=" + override + " (" + err + "); ";
     }
   }
-  if (!s.vendor) {
+  if (!vendor) {
     void* self = dlopen(nullptr, RTLD_NOW);
     std::string missing;
-    if (self && exportsCupti(self) && (s.vendor = bindCupti(self, missing))) s.libraryPath = "<process image>";
-    else if (self && exportsMspti(self) && (s.vendor = bindMspti(self, missing))) s.libraryPath = "<process image>";
-    else if (self && exportsRoctracer(self) && (s.vendor = bindRoctracer(self, missing)))
+    if (self && exportsCupti(self) && allows(only, bindCupti) && (vendor = bindCupti(self, missing)))
+      s.libraryPath = "<process image>";
+    else if (self && exportsMspti(self) && allows(only, bindMspti) && (vendor = bindMspti(self, missing)))
+      s.libraryPath = "<process image>";
+    else if (self && exportsRoctracer(self) && allows(only, bindRoctracer) && (vendor = bindRoctracer(self, missing)))
       s.libraryPath = "<process image>";
   }
   struct Candidate {
     const char* soname;
-    std::unique_ptr<VendorBinding> (*bind)(void*, std::string&);
+    BindFn bind;
     const char* missing;
   };
   const Candidate candidates[] = {
@@ -336,28 +378,80 @@ void loadVendor(State& s) {
       {"libroctracer64.so", bindRoctracer, "required ROCtracer activity symbols are missing"},
   };
   for (const Candidate& c : candidates) {
-    if (s.vendor) break;
+    if (vendor) break;
+    if (!allows(only, c.bind)) continue;
     void* lib = dlopen(c.soname, RTLD_NOW | RTLD_GLOBAL);
     std::string missing;
-    if (lib && (s.vendor = c.bind(lib, missing))) {
+    if (lib && (vendor = c.bind(lib, missing))) {
       s.libraryPath = c.soname;
     } else {
       const std::string err = lib ? (missing.empty() ? c.missing : missing) : (dlerror() ?: "unknown error");
       tried += std::string(c.soname) + " (" + err + "); ";
     }
   }
-  if (!s.vendor) {
+  if (!vendor) {
     if (tried.size() >= 2) tried.resize(tried.size() - 2);
-    s.loadError = "no CUPTI-compatible, MSPTI or ROCtracer library could be loaded; tried " + tried;
+    s.loadError = only ? std::string("no ") + only->tracer + " library for FLAGOS_ACCELERATOR=" + only->name +
+                             " could be loaded; tried " + tried
+                       : "no CUPTI-compatible, MSPTI or ROCtracer library could be loaded; tried " + tried;
     diagnostic("C1", true, false, "[flagos] CUPTI not available, tracer not armed");
     diagnostic("M1", true, false, "[flagos] libmspti is unavailable");
     diagnostic("R25", true, false, "[flagos] libroctracer64 is unavailable");
-    return;
+    return nullptr;
   }
   // dladdr names the file the symbol actually came from.
   Dl_info info{};
-  if (dladdr(s.vendor->anchorSymbol(), &info) && info.dli_fname) s.libraryPath = info.dli_fname;
+  if (dladdr(vendor->anchorSymbol(), &info) && info.dli_fname) s.libraryPath = info.dli_fname;
+  return vendor;
 }
+
+
+// The explicit no-device-activity tracer: CPU profiling goes on, and available() says why there is nothing else.
+class UnavailableDeviceTracer final : public DeviceTracer {
+ public:
+  bool available() const override { return false; }
+  void start() override {}
+  void stop() override {}
+  std::vector<DeviceEvent> drain() override { return {}; }
+  int deviceCount() const override { return 0; }
+};
+
+}  // namespace
+
+// FLAGOS_ACCELERATOR (when set) names the accelerator and so the one tracer family to bind; unset, the first
+// activity library that loads decides. Called once, at load.
+std::unique_ptr<DeviceTracer> makeDeviceTracer(State& s) {
+  std::string accelerator = trim(getenv("FLAGOS_ACCELERATOR"));
+  for (char& c : accelerator) c = char(tolower(static_cast<unsigned char>(c)));
+  const Accelerator* only = nullptr;
+  if (!accelerator.empty()) {
+    only = findAccelerator(accelerator);
+    if (only == nullptr) {
+      std::string known;
+      for (const Accelerator& a : kAccelerators) known += std::string(known.empty() ? "" : ", ") + a.name;
+      s.loadError = "FLAGOS_ACCELERATOR=" + accelerator + " is not an accelerator this agent knows (" + known + ")";
+      diagnostic("E2", false, true, "[flagos] %s", s.loadError.c_str());
+      return std::make_unique<UnavailableDeviceTracer>();
+    }
+    if (only->bind == nullptr) {
+      s.loadError = std::string("no activity-API tracer is built for FLAGOS_ACCELERATOR=") + only->name +
+                    ": device activity is not recorded (CPU profiling continues)";
+      diagnostic("E3", true, false, "[flagos] %s", s.loadError.c_str());
+      return std::make_unique<UnavailableDeviceTracer>();
+    }
+  }
+  std::unique_ptr<VendorTracer> vendor = loadVendor(s, only);
+  if (!vendor) return std::make_unique<UnavailableDeviceTracer>();
+  s.vendor = vendor.get();
+  return vendor;
+}
+
+const char* acceleratorTracer(const char* accelerator) {
+  const Accelerator* a = findAccelerator(accelerator ? accelerator : "");
+  return a ? a->tracer : nullptr;
+}
+
+namespace {
 
 __attribute__((constructor)) void agentLoad() {
   State& s = state();
@@ -369,13 +463,154 @@ __attribute__((constructor)) void agentLoad() {
   } else if (!(lower.empty() || lower == "0" || lower == "false" || lower == "off" || lower == "no")) {
     diagnostic("E1", false, true, "[flagos] FLAGOS_TRACE: \"%s\" is not a boolean; using the default", trace.c_str());
   }
-  loadVendor(s);
+  s.tracer = makeDeviceTracer(s);
   if (!s.vendor) return;
   s.vendor->armAtLoad();
   if (s.vendor->armed()) warmBuffers();
 }
 
+// Writes the capture's head (header, library, what was produced before) into `fd`; the caller holds s.mutex.
+void openLocked(State& s, int fd, const std::string& path) {
+  uint64_t vendorNs = 0, realtime = 0;
+  s.vendor->clockPair(vendorNs, realtime);
+  std::string head =
+      fpc::header(s.vendor->fpcVendor(), s.vendor->apiVersion(), uint32_t(getpid()), vendorNs, realtime);
+  std::string library;
+  fpc::put32(library, uint32_t(s.libraryPath.size()));
+  library += s.libraryPath;
+  head += fpc::frame(fpc::FrameLibrary, library);
+  s.headerBytes = head.size();
+  head += s.pending;  // load-time diagnostics and device records
+  s.pending.clear();
+  s.fd = fd;
+  s.path = path;
+  writeWholeFrameLocked(s, head);
+}
+
 }  // namespace
+
+int openCapture(const char* capturePath, std::string& error) {
+  State& s = state();
+  if (!s.vendor) return error = s.loadError, -1;
+  if (!s.vendor->armed()) return error = s.vendor->notArmedReason() + " (" + s.libraryPath + ")", -1;
+  std::lock_guard<std::mutex> lock(s.mutex);
+  if (s.fd >= 0) return error = "a capture is already open: " + s.path, -1;
+  // Read and write: drain() decodes the session back from the same file.
+  int fd = ::open(capturePath, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd < 0) return error = std::string(capturePath) + ": " + strerror(errno), -1;
+  openLocked(s, fd, capturePath);
+  return 0;
+}
+
+int startCapture(std::string& error) {
+  State& s = state();
+  if (!s.vendor) return error = s.loadError, -1;
+  {
+    std::lock_guard<std::mutex> lock(s.mutex);
+    if (s.fd < 0) {
+      // A profiler session without the launcher (torch.profiler over the Kineto adaptor): the capture lives in
+      // memory, so the session still reads back through the one decoder.
+      if (!s.vendor->armed()) return error = s.vendor->notArmedReason() + " (" + s.libraryPath + ")", -1;
+      int fd = memfd_create("flagprof-capture", MFD_CLOEXEC);
+      if (fd < 0) return error = std::string("in-memory capture: ") + strerror(errno), -1;
+      openLocked(s, fd, "<memory>");
+    }
+  }
+  if (s.started.exchange(true)) return 0;
+  {
+    std::lock_guard<std::mutex> lock(s.mutex);
+    off_t end = ::lseek(s.fd, 0, SEEK_END);
+    s.sessionOffset = end > 0 ? uint64_t(end) : s.headerBytes;
+  }
+  diagnostic("A20", true, false, "[flagos] %s device tracer session start", s.vendor->name());
+  if (s.vendor->startSession(error) != 0) {
+    s.started = false;
+    return -1;
+  }
+  return 0;
+}
+
+void stopCapture() {
+  State& s = state();
+  if (!s.started.exchange(false)) return;
+  s.vendor->stopSession();
+  sessionSummary();
+}
+
+int drainCapture(const std::function<void(const DeviceEvent&)>& visit, DrainCounts& counts, std::string& error) {
+  State& s = state();
+  if (!s.vendor) return error = s.loadError, -1;
+  std::vector<uint8_t> bytes;
+  {
+    std::lock_guard<std::mutex> lock(s.mutex);
+    if (s.fd < 0) return 0;
+    off_t end = ::lseek(s.fd, 0, SEEK_END);
+    if (end < 0) return error = std::string("capture: ") + strerror(errno), -1;
+    const uint64_t from = std::max<uint64_t>(s.sessionOffset, s.headerBytes);
+    const uint64_t size = uint64_t(end);
+    bytes.resize(s.headerBytes + (size > from ? size - from : 0));
+    auto readAt = [&](uint8_t* into, size_t length, uint64_t offset) {
+      size_t done = 0;
+      while (done < length) {
+        ssize_t n = ::pread(s.fd, into + done, length - done, off_t(offset + done));
+        if (n < 0 && errno == EINTR) continue;
+        if (n <= 0) return false;
+        done += size_t(n);
+      }
+      return true;
+    };
+    if (!readAt(bytes.data(), s.headerBytes, 0) ||
+        !readAt(bytes.data() + s.headerBytes, bytes.size() - s.headerBytes, from))
+      return error = std::string("capture ") + s.path + ": could not be read back", -1;
+  }
+  DecodedCapture capture;
+  if (!decodeCapture(bytes.data(), bytes.size(), capture, error)) return -1;
+  counts.records = capture.counts.records;
+  counts.dropped = capture.counts.dropped;
+  counts.badFrames = capture.counts.badFrames;
+  counts.malformed = capture.counts.malformed;
+  counts.events = capture.size();
+  for (size_t i = 0; i < capture.size(); ++i) visit(eventAt(capture, i, bytes.data()));
+  diagnostic("A21", true, false, "[flagos] %s device tracer drain: %llu records, %llu events, dropped %llu",
+             s.vendor->name(), (unsigned long long)counts.records, (unsigned long long)counts.events,
+             (unsigned long long)counts.dropped);
+  return 0;
+}
+
+// ---- DeviceTracer, the same for every vendor ----
+
+bool VendorTracer::available() const { return armed(); }
+
+void VendorTracer::start() {
+  std::string error;
+  if (startCapture(error) != 0) diagnostic("A22", false, true, "[flagos] device tracer start failed: %s", error.c_str());
+}
+
+void VendorTracer::stop() { stopCapture(); }
+
+std::vector<DeviceEvent> VendorTracer::drain() {
+  std::vector<DeviceEvent> events;
+  DrainCounts counts;
+  std::string error;
+  if (drainCapture([&](const DeviceEvent& e) { events.push_back(e); }, counts, error) != 0)
+    diagnostic("A22", false, true, "[flagos] device tracer drain failed: %s", error.c_str());
+  return events;
+}
+
+void VendorTracer::pushCorrelation(uint64_t id) {
+  std::string error;
+  if (pushExternal(id, error) != 0) diagnostic("A22", true, true, "[flagos] %s", error.c_str());
+}
+
+void VendorTracer::popCorrelation() {
+  std::string error;
+  if (popExternal(error) != 0) diagnostic("A22", true, true, "[flagos] %s", error.c_str());
+}
+
+int VendorTracer::deviceCount() const {
+  const uint64_t seen = state().devices.load();
+  return seen > 0 ? int(seen) : (armed() ? 1 : 0);
+}
 
 }  // namespace flagprof::agent
 
@@ -388,42 +623,19 @@ namespace fpc = flagprof::fpc;
 FLAGPROF_EXPORT const char* flagprof_agent_last_error(void) { return lastError.c_str(); }
 
 FLAGPROF_EXPORT int flagprof_agent_open(const char* capturePath) {
-  State& s = state();
-  if (!s.vendor) return fail(s.loadError);
-  if (!s.vendor->armed()) return fail(s.vendor->notArmedReason() + " (" + s.libraryPath + ")");
-  uint64_t vendorNs = 0, realtime = 0;
-  s.vendor->clockPair(vendorNs, realtime);
-  std::lock_guard<std::mutex> lock(s.mutex);
-  if (s.fd >= 0) return fail("a capture is already open: " + s.path);
-  int fd = ::open(capturePath, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  if (fd < 0) return fail(std::string(capturePath) + ": " + strerror(errno));
-  std::string head =
-      fpc::header(s.vendor->fpcVendor(), s.vendor->apiVersion(), uint32_t(getpid()), vendorNs, realtime);
-  std::string library;
-  fpc::put32(library, uint32_t(s.libraryPath.size()));
-  library += s.libraryPath;
-  head += fpc::frame(fpc::FrameLibrary, library);
-  head += s.pending;  // load-time diagnostics and device records
-  s.pending.clear();
-  s.fd = fd;
-  s.path = capturePath;
-  flagprof::agent::writeWholeFrameLocked(s, head);
-  return 0;
+  std::string error;
+  return flagprof::agent::openCapture(capturePath, error) == 0 ? 0 : fail(error);
 }
 
 FLAGPROF_EXPORT int flagprof_agent_start(void) {
   State& s = state();
   if (s.fd < 0) return fail("start() before open()");
-  if (s.started.exchange(true)) return 0;
   std::string error;
-  return s.vendor->start(error) == 0 ? 0 : fail(error);
+  return flagprof::agent::startCapture(error) == 0 ? 0 : fail(error);
 }
 
 FLAGPROF_EXPORT int flagprof_agent_stop(void) {
-  State& s = state();
-  if (!s.started.exchange(false)) return 0;
-  s.vendor->stop();
-  flagprof::agent::sessionSummary();
+  flagprof::agent::stopCapture();
   return 0;
 }
 
@@ -431,14 +643,14 @@ FLAGPROF_EXPORT int flagprof_agent_push_correlation(uint64_t id) {
   State& s = state();
   if (!s.vendor) return fail(s.loadError);
   std::string error;
-  return s.vendor->pushCorrelation(id, error) == 0 ? 0 : fail(error);
+  return s.vendor->pushExternal(id, error) == 0 ? 0 : fail(error);
 }
 
 FLAGPROF_EXPORT int flagprof_agent_pop_correlation(void) {
   State& s = state();
   if (!s.vendor) return fail(s.loadError);
   std::string error;
-  return s.vendor->popCorrelation(error) == 0 ? 0 : fail(error);
+  return s.vendor->popExternal(error) == 0 ? 0 : fail(error);
 }
 
 FLAGPROF_EXPORT int flagprof_agent_close(void) {
@@ -457,3 +669,80 @@ FLAGPROF_EXPORT int flagprof_agent_close(void) {
 }
 
 FLAGPROF_EXPORT const char* flagprof_agent_library(void) { return state().libraryPath.c_str(); }
+
+// ---- The tracer ABI (tracer_abi.h): the Kineto adaptor built against the user's torch reaches the one tracer ----
+
+FLAGPROF_EXPORT int flagprof_tracer_abi(void) { return FLAGPROF_TRACER_ABI; }
+
+FLAGPROF_EXPORT int flagprof_tracer_available(void) { return state().tracer && state().tracer->available() ? 1 : 0; }
+
+FLAGPROF_EXPORT const char* flagprof_tracer_unavailable_reason(void) {
+  State& s = state();
+  static thread_local std::string reason;
+  reason = !s.vendor ? s.loadError : s.vendor->armed() ? "" : s.vendor->notArmedReason() + " (" + s.libraryPath + ")";
+  return reason.c_str();
+}
+
+FLAGPROF_EXPORT const char* flagprof_tracer_name(void) { return state().vendor ? state().vendor->name() : "none"; }
+
+FLAGPROF_EXPORT const char* flagprof_tracer_for_accelerator(const char* accelerator) {
+  return flagprof::agent::acceleratorTracer(accelerator);
+}
+
+FLAGPROF_EXPORT int flagprof_tracer_device_count(void) { return state().tracer ? state().tracer->deviceCount() : 0; }
+
+FLAGPROF_EXPORT int flagprof_tracer_start(void) {
+  std::string error;
+  return flagprof::agent::startCapture(error) == 0 ? 0 : fail(error);
+}
+
+FLAGPROF_EXPORT int flagprof_tracer_stop(void) {
+  flagprof::agent::stopCapture();
+  return 0;
+}
+
+FLAGPROF_EXPORT int flagprof_tracer_push_correlation(uint64_t id) { return flagprof_agent_push_correlation(id); }
+
+FLAGPROF_EXPORT int flagprof_tracer_pop_correlation(void) { return flagprof_agent_pop_correlation(); }
+
+FLAGPROF_EXPORT int flagprof_tracer_drain(flagprof_tracer_visit visit, void* context, flagprof_tracer_drain_info* info) {
+  flagprof::agent::DrainCounts counts;
+  std::string error;
+  std::vector<const char*> keys, values;
+  int r = flagprof::agent::drainCapture(
+      [&](const flagprof::DeviceEvent& e) {
+        flagprof_tracer_event out{};
+        out.kind = uint32_t(e.kind);
+        out.start_ns = e.start_ns;
+        out.end_ns = e.end_ns;
+        out.correlation_id = e.correlation_id;
+        out.has_external_id = e.external_correlation_id.has_value() ? 1 : 0;
+        out.external_id = e.external_correlation_id.value_or(0);
+        out.device = e.device;
+        out.stream = e.stream;
+        out.thread_id = e.thread_id;
+        out.name = e.name.c_str();
+        keys.clear();
+        values.clear();
+        for (const auto& [key, value] : e.metadata) {
+          keys.push_back(key.c_str());
+          values.push_back(value.c_str());
+        }
+        out.metadata_count = keys.size();
+        out.metadata_keys = keys.data();
+        out.metadata_values = values.data();
+        visit(context, &out);
+      },
+      counts, error);
+  if (info) {
+    info->records = counts.records;
+    info->events = counts.events;
+    info->dropped = counts.dropped;
+    info->layout_mismatches = counts.malformed;
+    info->bad_frames = counts.badFrames;
+    info->vendor = flagprof_tracer_name();
+  }
+  return r == 0 ? 0 : fail(error);
+}
+
+FLAGPROF_EXPORT const char* flagprof_tracer_last_error(void) { return lastError.c_str(); }

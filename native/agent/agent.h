@@ -17,16 +17,19 @@
 #include <unordered_map>
 #include <vector>
 
+#include "../tracer/device_tracer.h"
 #include "../tracer/fpc_format.h"
 
 namespace flagprof::agent {
 
 namespace fpc = flagprof::fpc;
 
-// Everything a vendor binding does beyond copying buffers: arming at load, the session, correlation ids.
-class VendorBinding {
+// One DeviceTracer per vendor activity API (cupti_binding.cc, mspti_binding.cc, roctracer_binding.cc), chosen once
+// per process by MakeDeviceTracer(). The vendor file does what is vendor-specific (arming at load, the session,
+// correlation ids); this base does what every vendor shares: the DeviceTracer session over the capture, whose
+// drain() decodes what was recorded since start() with the same decoder the extension uses.
+class VendorTracer : public DeviceTracer {
  public:
-  virtual ~VendorBinding() = default;
   virtual const char* name() const = 0;  // "CUPTI", "MSPTI", "ROCtracer"
   virtual uint32_t fpcVendor() const = 0;
   virtual uint32_t apiVersion() const = 0;
@@ -38,17 +41,28 @@ class VendorBinding {
   virtual std::string notArmedReason() const = 0;
   // The clock pair of the capture header: (vendor clock, realtime) taken now.
   virtual void clockPair(uint64_t& vendorNs, uint64_t& realtime) = 0;
-  // 0, or -1 with `error` set (one line).
-  virtual int start(std::string& error) = 0;
-  virtual void stop() = 0;
-  virtual int pushCorrelation(uint64_t id, std::string& error) = 0;
-  virtual int popCorrelation(std::string& error) = 0;
+  // Arms RUNTIME/API and EXTERNAL_CORRELATION; 0, or -1 with `error` set (one line).
+  virtual int startSession(std::string& error) = 0;
+  // Disarms them and flushes every buffer the vendor holds.
+  virtual void stopSession() = 0;
+  // Push/pop of the torch id on the calling thread (pop with a real out-address: seed §MSPTI).
+  virtual int pushExternal(uint64_t id, std::string& error) = 0;
+  virtual int popExternal(std::string& error) = 0;
+
+  // DeviceTracer, the same for every vendor (agent.cc).
+  bool available() const final;
+  void start() final;
+  void stop() final;
+  std::vector<DeviceEvent> drain() final;
+  void pushCorrelation(uint64_t id) final;
+  void popCorrelation() final;
+  int deviceCount() const final;
 };
 
 // The binding for `lib` when it exports that vendor's activity API, else nullptr (and `missing` says why).
-std::unique_ptr<VendorBinding> bindCupti(void* lib, std::string& missing);
-std::unique_ptr<VendorBinding> bindMspti(void* lib, std::string& missing);
-std::unique_ptr<VendorBinding> bindRoctracer(void* lib, std::string& missing);
+std::unique_ptr<VendorTracer> bindCupti(void* lib, std::string& missing);
+std::unique_ptr<VendorTracer> bindMspti(void* lib, std::string& missing);
+std::unique_ptr<VendorTracer> bindRoctracer(void* lib, std::string& missing);
 // Whether `lib` exports the symbol a vendor is recognised by (cuptiActivity* / msptiActivity* /
 // roctracer_enable_domain_activity*).
 bool exportsCupti(void* lib);
@@ -63,13 +77,16 @@ constexpr size_t kPooledBuffers = 4;
 
 struct State {
   std::mutex mutex;  // file and pending frames
-  std::unique_ptr<VendorBinding> vendor;
+  std::unique_ptr<DeviceTracer> tracer;  // the process's one tracer (MakeDeviceTracer at load)
+  VendorTracer* vendor = nullptr;         // the same object when a vendor library is bound, else nullptr
   std::string libraryPath;
   std::string loadError;
   bool traceOn = false;
   int fd = -1;
   std::string path;
   std::string pending;  // frames produced before open()
+  size_t headerBytes = 0;      // the capture's header and library frame
+  uint64_t sessionOffset = 0;  // where the frames of the current session begin
   std::atomic<bool> started{false};
   // Records are copied from start() until the final flush of stop() has delivered them; before, they would fall
   // outside the capture window anyway, so a loaded-but-idle agent costs only the vendor's own recording.
@@ -82,6 +99,18 @@ struct State {
 };
 
 State& state();
+
+// The capture (agent.cc): open the launcher's file, or at start() an in-memory one when none is open; start and
+// stop the session; decode the current session back into DeviceEvents.
+struct DrainCounts {
+  uint64_t records = 0, events = 0, dropped = 0, badFrames = 0, malformed = 0;
+};
+int openCapture(const char* capturePath, std::string& error);
+int startCapture(std::string& error);
+void stopCapture();
+int drainCapture(const std::function<void(const DeviceEvent&)>& visit, DrainCounts& counts, std::string& error);
+// The tracer name the accelerator is traced by ("CUPTI", ..., "none"), nullptr for an unknown accelerator.
+const char* acceleratorTracer(const char* accelerator);
 
 uint64_t realtimeNs();
 

@@ -154,7 +154,7 @@ void resolveNames(int domain, std::atomic<uint64_t>* seen) {
   });
 }
 
-class CuptiBinding final : public VendorBinding {
+class CuptiDeviceTracer final : public VendorTracer {
  public:
   const char* name() const override { return "CUPTI"; }
   uint32_t fpcVendor() const override { return fpc::VendorCupti; }
@@ -186,7 +186,7 @@ class CuptiBinding final : public VendorBinding {
 
   void clockPair(uint64_t& vendorNs, uint64_t& realtime) override { clockPairNow(api.getTimestamp, vendorNs, realtime); }
 
-  int start(std::string& error) override {
+  int startSession(std::string& error) override {
     State& s = state();
     calibrate(1, api.getTimestamp, "C6", "");
     diagnostic("C7", true, false, "[flagos] CuptiDeviceTracer::start() called");
@@ -208,7 +208,7 @@ class CuptiBinding final : public VendorBinding {
     return 0;
   }
 
-  void stop() override {
+  void stopSession() override {
     State& s = state();
     diagnostic("C10", true, false, "[flagos] CuptiDeviceTracer::stop() called");
     sessionFrame(2);
@@ -224,7 +224,7 @@ class CuptiBinding final : public VendorBinding {
     resolveNames(FP_CUPTI_CB_DOMAIN_DRIVER_API, seenDriver);
   }
 
-  int pushCorrelation(uint64_t id, std::string& error) override {
+  int pushExternal(uint64_t id, std::string& error) override {
     if (!api.pushExternal) {
       error = "the vendor library has no cuptiActivityPushExternalCorrelationId";
       return -1;
@@ -234,7 +234,7 @@ class CuptiBinding final : public VendorBinding {
     return r == 0 ? 0 : -1;
   }
 
-  int popCorrelation(std::string& error) override {
+  int popExternal(std::string& error) override {
     if (!api.popExternal) {
       error = "the vendor library has no cuptiActivityPopExternalCorrelationId";
       return -1;
@@ -253,7 +253,7 @@ class CuptiBinding final : public VendorBinding {
 
 bool exportsCupti(void* lib) { return dlsym(lib, "cuptiActivityRegisterCallbacks") != nullptr; }
 
-std::unique_ptr<VendorBinding> bindCupti(void* lib, std::string& missing) {
+std::unique_ptr<VendorTracer> bindCupti(void* lib, std::string& missing) {
   CuptiApi a;
   bind(lib, "cuptiGetVersion", a.getVersion);
   bind(lib, "cuptiGetTimestamp", a.getTimestamp);
@@ -271,7 +271,7 @@ std::unique_ptr<VendorBinding> bindCupti(void* lib, std::string& missing) {
     return nullptr;
   }
   api = a;
-  return std::make_unique<CuptiBinding>();
+  return std::make_unique<CuptiDeviceTracer>();
 }
 
 }  // namespace flagprof::agent

@@ -167,7 +167,7 @@ void bufferCompleted(uint8_t* buffer, size_t /*size*/, size_t validSize) {
   giveBackBuffer(buffer);
 }
 
-class MsptiBinding final : public VendorBinding {
+class MsptiDeviceTracer final : public VendorTracer {
  public:
   const char* name() const override { return "MSPTI"; }
   uint32_t fpcVendor() const override { return fpc::VendorMspti; }
@@ -222,7 +222,7 @@ class MsptiBinding final : public VendorBinding {
     vendorNs = realtime;  // MSPTI's clock is CLOCK_REALTIME: the decoder maps nothing
   }
 
-  int start(std::string& error) override {
+  int startSession(std::string& error) override {
     State& s = state();
     // Leftovers from before the session go out first, uncopied.
     int flush = api.flushAll(kFlushAll);
@@ -246,7 +246,7 @@ class MsptiBinding final : public VendorBinding {
     return 0;
   }
 
-  void stop() override {
+  void stopSession() override {
     State& s = state();
     sessionFrame(2);
     int flush = api.flushAll(kFlushAll);
@@ -258,7 +258,7 @@ class MsptiBinding final : public VendorBinding {
     diagnostic("M8", true, false, "[flagos] MSPTI session stopped");
   }
 
-  int pushCorrelation(uint64_t id, std::string& error) override {
+  int pushExternal(uint64_t id, std::string& error) override {
     if (!api.pushExternal) {
       error = "the vendor library has no msptiActivityPushExternalCorrelationId";
       return -1;
@@ -268,7 +268,7 @@ class MsptiBinding final : public VendorBinding {
     return r == FP_MSPTI_SUCCESS ? 0 : -1;
   }
 
-  int popCorrelation(std::string& error) override {
+  int popExternal(std::string& error) override {
     if (!api.popExternal) {
       error = "the vendor library has no msptiActivityPopExternalCorrelationId";
       return -1;
@@ -288,7 +288,7 @@ class MsptiBinding final : public VendorBinding {
 
 bool exportsMspti(void* lib) { return dlsym(lib, "msptiActivityRegisterCallbacks") != nullptr; }
 
-std::unique_ptr<VendorBinding> bindMspti(void* lib, std::string& missing) {
+std::unique_ptr<VendorTracer> bindMspti(void* lib, std::string& missing) {
   MsptiApi a;
   bind(lib, "msptiGetVersion", a.getVersion);
   bind(lib, "msptiActivityGetStructSize", a.getStructSize);
@@ -305,7 +305,7 @@ std::unique_ptr<VendorBinding> bindMspti(void* lib, std::string& missing) {
     return nullptr;
   }
   api = a;
-  return std::make_unique<MsptiBinding>();
+  return std::make_unique<MsptiDeviceTracer>();
 }
 
 }  // namespace flagprof::agent

@@ -126,7 +126,7 @@ void bufferCompleted(const char* begin, const char* end, void* /*arg*/) {
   }
 }
 
-class RoctracerBinding final : public VendorBinding {
+class RoctracerDeviceTracer final : public VendorTracer {
  public:
   const char* name() const override { return "ROCtracer"; }
   uint32_t fpcVendor() const override { return fpc::VendorRoctracer; }
@@ -160,7 +160,7 @@ class RoctracerBinding final : public VendorBinding {
 
   void clockPair(uint64_t& vendorNs, uint64_t& realtime) override { clockPairNow(api.getTimestamp, vendorNs, realtime); }
 
-  int start(std::string& error) override {
+  int startSession(std::string& error) override {
     State& s = state();
     calibrate(1, api.getTimestamp, "R28", "ROCtracer ");
     // Leftovers from before the session go out first, uncopied.
@@ -185,7 +185,7 @@ class RoctracerBinding final : public VendorBinding {
     return 0;
   }
 
-  void stop() override {
+  void stopSession() override {
     State& s = state();
     sessionFrame(2);
     int flush = api.flush(pool);
@@ -203,7 +203,7 @@ class RoctracerBinding final : public VendorBinding {
     diagnostic("R30", true, false, "[flagos] ROCtracer session stopped");
   }
 
-  int pushCorrelation(uint64_t id, std::string& error) override {
+  int pushExternal(uint64_t id, std::string& error) override {
     if (!api.pushExternal) {
       error = "the vendor library has no roctracer_activity_push_external_correlation_id";
       return -1;
@@ -213,7 +213,7 @@ class RoctracerBinding final : public VendorBinding {
     return r == FP_ROC_SUCCESS ? 0 : -1;
   }
 
-  int popCorrelation(std::string& error) override {
+  int popExternal(std::string& error) override {
     if (!api.popExternal) {
       error = "the vendor library has no roctracer_activity_pop_external_correlation_id";
       return -1;
@@ -235,7 +235,7 @@ bool exportsRoctracer(void* lib) {
          dlsym(lib, "roctracer_enable_domain_activity") != nullptr;
 }
 
-std::unique_ptr<VendorBinding> bindRoctracer(void* lib, std::string& missing) {
+std::unique_ptr<VendorTracer> bindRoctracer(void* lib, std::string& missing) {
   RoctracerApi a;
   bind(lib, "roctracer_version_major", a.versionMajor);
   bind(lib, "roctracer_version_minor", a.versionMinor);
@@ -254,7 +254,7 @@ std::unique_ptr<VendorBinding> bindRoctracer(void* lib, std::string& missing) {
     return nullptr;
   }
   api = a;
-  return std::make_unique<RoctracerBinding>();
+  return std::make_unique<RoctracerDeviceTracer>();
 }
 
 }  // namespace flagprof::agent

@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -38,6 +39,10 @@ class DeviceTracer {
   virtual void popCorrelation() {}
   virtual int deviceCount() const = 0;
 };
+
+// The process's one tracer: in the capture agent, the vendor tracer the accelerator is traced by (or the
+// unavailable tracer); in a Kineto adaptor built against torch, the agent's tracer reached through its C ABI.
+std::unique_ptr<DeviceTracer> MakeDeviceTracer();
 
 // True when the text can be written into JSON as it is (a number, true/false/null, or an array of those);
 // anything else must be quoted. Conservative on purpose: over-quoting a number is cosmetic, under-quoting a

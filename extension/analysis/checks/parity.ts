@@ -271,8 +271,26 @@ function keysAbsentByDesign(ctx: CheckContext, cat: string): ReadonlySet<string>
     if (cat === 'kernel') for (const k of ROCM_KERNEL_KEYS_ABSENT) keys.add(k);
     if (cat === 'gpu_memcpy' || cat === 'gpu_memset') keys.add('context');
   }
+  // CANN's public MSPTI kernel record has no CUDA launch geometry or occupancy, and its copy/set records no
+  // context: a tracer omits them rather than fabricating them (torch_fl profiler.md, Ascend MSPTI).
+  if (ctx.platform === 'ascend') {
+    if (cat === 'kernel') for (const k of ASCEND_KERNEL_KEYS_ABSENT) keys.add(k);
+    if (cat === 'gpu_memcpy' || cat === 'gpu_memset') keys.add('context');
+  }
   return keys;
 }
+
+const ASCEND_KERNEL_KEYS_ABSENT = [
+  'block',
+  'blocks per SM',
+  'context',
+  'est. achieved occupancy %',
+  'grid',
+  'queued',
+  'registers per thread',
+  'shared memory',
+  'warps per SM',
+];
 
 const ROCM_KERNEL_KEYS_ABSENT = [
   'blocks per SM',

@@ -50,4 +50,67 @@ export const AGENT_RULES: readonly Rule[] = [
       counts: { device: n(m[1]) },
     }),
   },
+  {
+    code: 'A20',
+    component: 'agent',
+    pattern: rx(F, '(CUPTI|MSPTI|ROCtracer) device tracer session start'),
+    parse: (m) => ({
+      severity: 'info',
+      message: `The ${m[1]} device tracer started a session.`,
+      fields: { tracer: m[1] },
+    }),
+  },
+  {
+    code: 'A21',
+    component: 'agent',
+    pattern: rx(F, `(CUPTI|MSPTI|ROCtracer) device tracer drain: ${U} records, ${U} events, dropped ${U}`),
+    parse: (m) => {
+      const counts = { records: n(m[2]), eventsDrained: n(m[3]), recordsDropped: n(m[4]) };
+      if (counts.eventsDrained === 0)
+        return {
+          severity: 'warning',
+          message: `The ${m[1]} device tracer handed the Kineto adaptor no events: the vendor library delivered nothing in the session.`,
+          counts,
+          fields: { tracer: m[1] },
+        };
+      return {
+        severity: counts.recordsDropped > 0 ? 'warning' : 'info',
+        message: `The ${m[1]} device tracer handed the Kineto adaptor ${counts.eventsDrained} events from ${counts.records} records; ${counts.recordsDropped} dropped.`,
+        counts,
+        fields: { tracer: m[1] },
+      };
+    },
+  },
+  {
+    code: 'A22',
+    component: 'agent',
+    ungated: true,
+    pattern: rx(F, 'device tracer (start|drain) failed: (.*)'),
+    parse: (m) => ({
+      severity: 'error',
+      message: `The device tracer's ${m[1]} failed: ${m[2]}. The profile has no device activity for this session.`,
+      fields: { step: m[1], reason: m[2] },
+    }),
+  },
+  {
+    code: 'E2',
+    component: 'agent',
+    ungated: true,
+    pattern: rx(F, 'FLAGOS_ACCELERATOR=(\\S+) is not an accelerator this agent knows \\((.*)\\)'),
+    parse: (m) => ({
+      severity: 'error',
+      message: `FLAGOS_ACCELERATOR=${m[1]} is not a known accelerator (known: ${m[2]}), so no device tracer was chosen.`,
+      fields: { accelerator: m[1], known: m[2] },
+    }),
+  },
+  {
+    code: 'E3',
+    component: 'agent',
+    pattern: rx(F, 'no activity-API tracer is built for FLAGOS_ACCELERATOR=(\\S+): (.*)'),
+    parse: (m) => ({
+      severity: 'warning',
+      message: `${m[1]} has no activity-API tracer in this agent yet: device activity is not recorded; CPU profiling continues.`,
+      fields: { accelerator: m[1] },
+    }),
+  },
 ];

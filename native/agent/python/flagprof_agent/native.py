@@ -7,7 +7,7 @@ Standard library only: this module must not import torch.
 import ctypes
 import os
 
-__all__ = ["open_capture", "Capture", "agent_library_candidates"]
+__all__ = ["open_capture", "load_agent", "Capture", "agent_library_candidates"]
 
 _LIBRARY_NAME = "libflagprof_agent.so"
 _lib = None
@@ -53,6 +53,12 @@ def _load():
         _lib = lib
         return lib
     raise RuntimeError("flagprof agent library could not be loaded; tried " + "; ".join(errors))
+
+
+def load_agent():
+    """Loads the agent (binding and arming the vendor library) without opening a capture: a profiler session
+    through the Kineto adaptor then records into memory. Call before torch touches a device."""
+    return _load()
 
 
 def _check(lib, result, what):

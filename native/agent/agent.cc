@@ -55,13 +55,19 @@ std::string trim(const char* s) {
   return v.substr(b, e - b + 1);
 }
 
+// Frames written outside a session (device records, load-time lines) are kept for every later capture too: a
+// capture opened after an earlier one closed still needs the device properties its kernels are decoded with.
+constexpr size_t kContextLimit = 4u << 20;
+
+void keepContextLocked(State& s, const char* bytes, size_t size) {
+  if (s.copying.load(std::memory_order_acquire) || s.context.size() + size > kContextLimit) return;
+  s.context.append(bytes, size);
+}
+
 // Writes a whole frame with one write() so a kill leaves whole frames or a truncated last one, which the
-// decoder reports and skips.
-void writeWholeFrameLocked(State& s, const std::string& frame) {
-  if (s.fd < 0) {
-    s.pending += frame;
-    return;
-  }
+// decoder reports and skips. Into the open capture only (a capture's head, its end frame): never context.
+void writeRawLocked(State& s, const std::string& frame) {
+  if (s.fd < 0) return;
   const char* p = frame.data();
   size_t left = frame.size();
   while (left > 0) {
@@ -71,6 +77,11 @@ void writeWholeFrameLocked(State& s, const std::string& frame) {
     p += n;
     left -= size_t(n);
   }
+}
+
+void writeWholeFrameLocked(State& s, const std::string& frame) {
+  keepContextLocked(s, frame.data(), frame.size());
+  writeRawLocked(s, frame);
 }
 
 int fail(const std::string& message) {
@@ -88,10 +99,9 @@ void emitFrame(uint32_t type, const std::string& payload) {
 }
 
 void writeFrameLocked(State& s, iovec* iov, int count) {
-  if (s.fd < 0) {
-    for (int i = 0; i < count; ++i) s.pending.append(static_cast<const char*>(iov[i].iov_base), iov[i].iov_len);
-    return;
-  }
+  if (!s.copying.load(std::memory_order_acquire))
+    for (int i = 0; i < count; ++i) keepContextLocked(s, static_cast<const char*>(iov[i].iov_base), iov[i].iov_len);
+  if (s.fd < 0) return;
   while (count > 0) {
     ssize_t n = ::writev(s.fd, iov, count);
     if (n < 0 && errno == EINTR) continue;
@@ -480,11 +490,10 @@ void openLocked(State& s, int fd, const std::string& path) {
   library += s.libraryPath;
   head += fpc::frame(fpc::FrameLibrary, library);
   s.headerBytes = head.size();
-  head += s.pending;  // load-time diagnostics and device records
-  s.pending.clear();
+  head += s.context;  // load-time diagnostics and device records, from before this capture too
   s.fd = fd;
   s.path = path;
-  writeWholeFrameLocked(s, head);
+  writeRawLocked(s, head);
 }
 
 }  // namespace
@@ -540,28 +549,24 @@ void stopCapture() {
 int drainCapture(const std::function<void(const DeviceEvent&)>& visit, DrainCounts& counts, std::string& error) {
   State& s = state();
   if (!s.vendor) return error = s.loadError, -1;
+  // The whole capture is decoded: what came before the session (device properties, API names) is context its
+  // records need. Only the records of frames written since start() are this session's events.
   std::vector<uint8_t> bytes;
+  uint64_t from = 0;
   {
     std::lock_guard<std::mutex> lock(s.mutex);
     if (s.fd < 0) return 0;
     off_t end = ::lseek(s.fd, 0, SEEK_END);
     if (end < 0) return error = std::string("capture: ") + strerror(errno), -1;
-    const uint64_t from = std::max<uint64_t>(s.sessionOffset, s.headerBytes);
-    const uint64_t size = uint64_t(end);
-    bytes.resize(s.headerBytes + (size > from ? size - from : 0));
-    auto readAt = [&](uint8_t* into, size_t length, uint64_t offset) {
-      size_t done = 0;
-      while (done < length) {
-        ssize_t n = ::pread(s.fd, into + done, length - done, off_t(offset + done));
-        if (n < 0 && errno == EINTR) continue;
-        if (n <= 0) return false;
-        done += size_t(n);
-      }
-      return true;
-    };
-    if (!readAt(bytes.data(), s.headerBytes, 0) ||
-        !readAt(bytes.data() + s.headerBytes, bytes.size() - s.headerBytes, from))
-      return error = std::string("capture ") + s.path + ": could not be read back", -1;
+    from = std::max<uint64_t>(s.sessionOffset, s.headerBytes);
+    bytes.resize(size_t(end));
+    size_t done = 0;
+    while (done < bytes.size()) {
+      ssize_t n = ::pread(s.fd, bytes.data() + done, bytes.size() - done, off_t(done));
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0) return error = std::string("capture ") + s.path + ": could not be read back", -1;
+      done += size_t(n);
+    }
   }
   DecodedCapture capture;
   if (!decodeCapture(bytes.data(), bytes.size(), capture, error)) return -1;
@@ -569,8 +574,11 @@ int drainCapture(const std::function<void(const DeviceEvent&)>& visit, DrainCoun
   counts.dropped = capture.counts.dropped;
   counts.badFrames = capture.counts.badFrames;
   counts.malformed = capture.counts.malformed;
-  counts.events = capture.size();
-  for (size_t i = 0; i < capture.size(); ++i) visit(eventAt(capture, i, bytes.data()));
+  for (size_t i = 0; i < capture.size(); ++i) {
+    if (capture.recordOffset[i] < from) continue;
+    counts.events++;
+    visit(eventAt(capture, i, bytes.data()));
+  }
   diagnostic("A21", true, false, "[flagos] %s device tracer drain: %llu records, %llu events, dropped %llu",
              s.vendor->name(), (unsigned long long)counts.records, (unsigned long long)counts.events,
              (unsigned long long)counts.dropped);
@@ -661,7 +669,7 @@ FLAGPROF_EXPORT int flagprof_agent_close(void) {
   std::string frame = fpc::frame(fpc::FrameEnd, end);
   std::lock_guard<std::mutex> lock(s.mutex);
   if (s.fd < 0) return fail("close() without an open capture");
-  flagprof::agent::writeWholeFrameLocked(s, frame);
+  flagprof::agent::writeRawLocked(s, frame);
   ::fsync(s.fd);
   ::close(s.fd);
   s.fd = -1;

@@ -84,7 +84,7 @@ struct State {
   bool traceOn = false;
   int fd = -1;
   std::string path;
-  std::string pending;  // frames produced before open()
+  std::string context;  // frames written outside sessions (device records, load lines): the head of every capture
   size_t headerBytes = 0;      // the capture's header and library frame
   uint64_t sessionOffset = 0;  // where the frames of the current session begin
   std::atomic<bool> started{false};

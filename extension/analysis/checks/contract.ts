@@ -8,6 +8,8 @@ import {
   deviceTimeTolerance,
   isMangled,
   linkedDeviceEvents,
+  linkedEventsPhrase,
+  zeroDeviceTimeHint,
   memoryCategoryExcuse,
   selfDeviceNs,
 } from './parity';
@@ -184,7 +186,10 @@ export function matmulDeviceTimeMatchesLinkedEvents(ctx: CheckContext, m: CheckM
         { kernels },
         [],
         [],
-        'The op reads no device time although its kernels exist: getLinkedActivity() must be called with the torch id (external_correlation_id), not the vendor correlation id, and the four-argument processTrace must be overridden.',
+        zeroDeviceTimeHint(
+          ctx,
+          'The op reads no device time although its kernels exist: getLinkedActivity() must be called with the torch id (external_correlation_id), not the vendor correlation id, and the four-argument processTrace must be overridden.',
+        ),
       ),
     );
   }
@@ -226,7 +231,7 @@ export function matmulDeviceTimeMatchesLinkedEvents(ctx: CheckContext, m: CheckM
     );
   return pass(
     m,
-    `${op}: ${counts.selfDeviceUs} µs = Σ of ${linked.length} linked device events`,
+    `${op}: ${counts.selfDeviceUs} µs = Σ of ${linkedEventsPhrase(ctx, linked.length)}`,
     counts,
     ctx.view.examples(linked),
     details,

@@ -267,6 +267,7 @@ function noCbidByDesign(ctx: CheckContext): string {
 function keysAbsentByDesign(ctx: CheckContext, cat: string): ReadonlySet<string> {
   const keys = new Set<string>();
   if (!ctx.capabilities.cbid && cat === ctx.runtimeCategory) keys.add('cbid');
+  if (agentWithoutTorchIds(ctx)) keys.add('External id');
   if (ctx.platform === 'rocm') {
     if (cat === 'kernel') for (const k of ROCM_KERNEL_KEYS_ABSENT) keys.add(k);
     if (cat === 'gpu_memcpy' || cat === 'gpu_memset') keys.add('context');
@@ -377,9 +378,11 @@ export function argKeysCoverBaseline(ctx: CheckContext, meta: CheckMeta): CheckR
   if (f.problems.length === 0 && f.designed.length)
     return info(
       pass(meta, f.designed.join('; '), f.counts, [], f.details),
-      ctx.platform === 'rocm'
-        ? 'ROCm (ROCtracer) writes no occupancy, context or queued fields and "cid" for "cbid"; every other key is torch-cuda\'s'
-        : `platform ${ctx.platform}'s stack does not write these (its capability row); every other key is torch-cuda's`,
+      agentWithoutTorchIds(ctx)
+        ? "an agent-mode capture without the Kineto plugin carries no torch correlation ids (ops are linked by enclosure); every other key is torch-cuda's"
+        : ctx.platform === 'rocm'
+          ? 'ROCm (ROCtracer) writes no occupancy, context or queued fields and "cid" for "cbid"; every other key is torch-cuda\'s'
+          : `platform ${ctx.platform}'s stack does not write these (its capability row); every other key is torch-cuda's`,
     );
   if (f.problems.length === 0)
     return pass(meta, 'every category carries the baseline keys', f.counts, [], f.details);
@@ -398,16 +401,51 @@ export function deviceTimeTolerance(truthNs: number): number {
   return Math.max(1000, 0.01 * truthNs);
 }
 
-/** Device events (any phase) whose External id maps to a cpu_op with this name. */
+/**
+ * An agent-mode capture whose device events carry no torch correlation id (the agent ran without the Kineto
+ * plugin): each device event is charged to the innermost op around its runtime call (enclosure), so the device
+ * time checks judge that link and the missing External id is the mode's, not a broken getLinkedActivity().
+ */
+export function agentWithoutTorchIds(ctx: CheckContext): boolean {
+  if (ctx.captureMode !== 'agent') return false;
+  for (const cat of DEVICE_CATEGORIES)
+    for (const i of ctx.view.eventsIn(cat)) if (ctx.view.externalId(i) !== undefined) return false;
+  return true;
+}
+
+/** Device events (any phase) whose External id maps to a cpu_op with this name; in an agent-mode capture without
+ * torch's ids, those the analysis charged to such an op by enclosure. */
 export function linkedDeviceEvents(ctx: CheckContext, opName: string, completeOnly: boolean): number[] {
-  const byId = ctx.view.opNameByExternalId(completeOnly);
   const out: number[] = [];
+  if (agentWithoutTorchIds(ctx)) {
+    const { opOf } = ctx.analysis;
+    for (const cat of DEVICE_CATEGORIES)
+      for (const i of completeOnly ? ctx.view.completeIn(cat) : ctx.view.eventsIn(cat))
+        if (opOf[i] >= 0 && ctx.profile.nameOf(opOf[i]) === opName) out.push(i);
+    return out;
+  }
+  const byId = ctx.view.opNameByExternalId(completeOnly);
   for (const cat of DEVICE_CATEGORIES)
     for (const i of completeOnly ? ctx.view.completeIn(cat) : ctx.view.eventsIn(cat)) {
       const id = ctx.view.externalId(i);
       if (id !== undefined && byId.get(id) === opName) out.push(i);
     }
   return out;
+}
+
+/** "5 linked device events", or "5 device events linked by enclosure" in agent mode without torch's ids. */
+export function linkedEventsPhrase(ctx: CheckContext, count: number): string {
+  return agentWithoutTorchIds(ctx)
+    ? `${count} device events linked by enclosure`
+    : `${count} linked device events`;
+}
+
+/** The fix hint when an op reads no device time: in agent mode without torch's ids the link is enclosure, and the
+ * resolver has nothing to do with it. */
+export function zeroDeviceTimeHint(ctx: CheckContext, resolverHint: string): string {
+  return agentWithoutTorchIds(ctx)
+    ? "This agent-mode capture carries no torch correlation ids, so a device event is charged to the innermost op running when its runtime call was made: the launches happen outside the op (on another thread, or after it returned), or their runtime records are missing (see A12). Profile with the Kineto plugin (a C++ compiler and torch's headers) to link by External id instead."
+    : resolverHint;
 }
 
 export function selfDeviceNs(analysis: Analysis, opName: string): number | undefined {
@@ -453,7 +491,7 @@ export function mmDeviceTimeMatchesLinkedEvents(ctx: CheckContext, meta: CheckMe
       { ...counts, kernels },
       examples,
       details,
-      LINKAGE_HINT,
+      zeroDeviceTimeHint(ctx, LINKAGE_HINT),
     );
   }
   if (linked.length === 0)
@@ -490,7 +528,7 @@ export function mmDeviceTimeMatchesLinkedEvents(ctx: CheckContext, meta: CheckMe
     );
   return pass(
     meta,
-    `${op}: ${counts.selfDeviceUs} µs self device time = Σ of ${linked.length} linked device events`,
+    `${op}: ${counts.selfDeviceUs} µs self device time = Σ of ${linkedEventsPhrase(ctx, linked.length)}`,
     counts,
     examples,
     details,

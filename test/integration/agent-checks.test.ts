@@ -1,0 +1,64 @@
+/**
+ * The device-time checks on an agent-mode session without the Kineto plugin: its device events carry no torch
+ * correlation id, so P4/K6 judge the enclosure link the analysis made, P3 shows the absent External id as the
+ * mode's difference, and a failure's hint speaks of enclosure, never of getLinkedActivity().
+ */
+import { spawnSync } from 'node:child_process';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+
+import { BIN, buildCli, makeTempDir } from '../helpers/cli';
+import { PYTHON, ROOT, ensureFakeCupti, ensureNativeBuilt } from '../helpers/native';
+
+const SCRIPT = path.join(ROOT, 'test', 'fixtures', 'scripts', 'agent_mm_launch.py');
+const temp = makeTempDir('agent-checks');
+afterAll(() => temp.remove());
+beforeAll(() => {
+  ensureNativeBuilt();
+  buildCli();
+});
+
+interface Result {
+  id: string;
+  status: string;
+  summary: string;
+  hint?: string;
+}
+
+function profileAndCheck(name: string, args: string[] = []): Record<string, Result> {
+  const out = path.join(temp.dir, name);
+  const env = { ...process.env, FLAGOS_TRACER_LIBRARY: ensureFakeCupti() };
+  const run = spawnSync(
+    process.execPath,
+    [BIN, 'profile', '--mode', 'agent', '--python', PYTHON, '--out', out, '--', SCRIPT, ...args],
+    { encoding: 'utf8', env, timeout: 180_000 },
+  );
+  expect(run.status, run.stderr).toBe(0);
+  const check = spawnSync(process.execPath, [BIN, 'check', out, '--json'], { encoding: 'utf8' });
+  const report = JSON.parse(check.stdout) as { results: Result[] };
+  return Object.fromEntries(report.results.map((r) => [r.id, r]));
+}
+
+describe('device-time checks in agent mode without torch correlation ids', () => {
+  it('pass on enclosure links: aten::mm owns its 5 GEMMs of 20 µs', () => {
+    const r = profileAndCheck('inside');
+    expect(r.P4).toMatchObject({
+      status: 'pass',
+      summary: 'aten::mm: 100 µs self device time = Σ of 5 device events linked by enclosure',
+    });
+    expect(r.K6).toMatchObject({
+      status: 'pass',
+      summary: 'aten::mm: 100 µs = Σ of 5 device events linked by enclosure',
+    });
+    expect(r.P3.status).toBe('info');
+    expect(r.P3.summary).toBe('kernel lacks External id; cuda_runtime lacks External id');
+    expect(r.X3.summary).toMatch(/5 of 5 device events reach a CPU op \(0 by External id, 5 by enclosure\)/);
+  }, 240_000);
+
+  it('when the launches happen outside aten::mm, the hint speaks of enclosure, not of getLinkedActivity', () => {
+    const r = profileAndCheck('outside', ['--outside']);
+    expect(r.P4.status).toBe('fail');
+    expect(r.P4.hint).toMatch(/charged to the innermost op running when its runtime call was made/);
+    expect(r.P4.hint).not.toMatch(/getLinkedActivity/);
+  }, 240_000);
+});

@@ -5,6 +5,7 @@
 // The lines it prints are the FLAGOS_TRACE catalogue's A1-A16 (the extension's bring-up panel parses them).
 #include "flagos_kineto_profiler.h"
 
+#include <c10/core/DeviceType.h>
 #include <libkineto.h>
 #include <output_base.h>
 #include <unistd.h>
@@ -175,8 +176,30 @@ class FlagosKinetoSession final : public libkineto::IActivityProfilerSession {
          dropped[2], dropped[3] + dropped[4]);
   }
 
-  std::unique_ptr<libkineto::DeviceInfo> getDeviceInfo() override { return nullptr; }
-  std::vector<libkineto::ResourceInfo> getResourceInfos() override { return {}; }
+  // The device row's name in viewers: the backend's own ("flagos 0", "npu 0"), not kineto's "Process 0".
+  std::unique_ptr<libkineto::DeviceInfo> getDeviceInfo() override {
+    int64_t device = 0;
+    for (const DeviceEvent& e : events_)
+      if (!isHostSide(e.kind)) {
+        device = e.device;
+        break;
+      }
+    const std::string backend = c10::get_privateuse1_backend();
+    return std::make_unique<libkineto::DeviceInfo>(
+        libkineto::DeviceInfo{device, device, backend + " " + std::to_string(device), backend});
+  }
+
+  // One row per stream the session's device events ran on, named as torch-cuda names them.
+  std::vector<libkineto::ResourceInfo> getResourceInfos() override {
+    std::set<std::pair<uint32_t, uint32_t>> streams;
+    for (const DeviceEvent& e : events_)
+      if (!isHostSide(e.kind)) streams.insert({e.device, e.stream});
+    std::vector<libkineto::ResourceInfo> out;
+    for (const auto& [device, stream] : streams)
+      out.push_back(libkineto::ResourceInfo{int64_t(stream), int64_t(stream), int64_t(device),
+                                            "stream " + std::to_string(stream)});
+    return out;
+  }
 
   // Kineto keeps the buffer with the trace: the activities (and the pointers the logger holds) live as long as it.
   std::unique_ptr<libkineto::CpuTraceBuffer> getTraceBuffer() override {

@@ -5,11 +5,12 @@
  * with the Kineto adaptor, put kernels into torch.profiler's trace.
  */
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { loadAddon, type DecodedCapture } from '../../extension/import/addon';
+import { ARTIFACTS, launchChromium } from '../helpers/browser';
 import { BIN, buildCli } from '../helpers/cli';
 import {
   PYTHON,
@@ -198,5 +199,77 @@ describe('the example training script', () => {
     const losses = [...run.stdout.matchAll(/^step (\d+) loss (\d+\.\d+)$/gm)].map((m) => Number(m[2]));
     expect(losses).toHaveLength(10);
     expect(losses[9]).toBeLessThan(losses[0]);
+  }, 120_000);
+});
+
+describe('flagprof profile on a script that brings its own PrivateUse1 device', () => {
+  const session = path.join(mkdtempSync(path.join(os.tmpdir(), 'flagprof-privateuse1-profile-')), 'session');
+
+  it('follows the device from the statement after its import: kernels under their ops and lines, by External id', () => {
+    const env = {
+      ...process.env,
+      FLAGOS_TRACER_LIBRARY: ensureFakeCupti(),
+      PYTHONPATH: path.join(ROOT, 'test', 'privateuse1'),
+    };
+    const run = spawnSync(
+      process.execPath,
+      [BIN, 'profile', '--python', PYTHON, '--out', session, '--no-flagos-trace', '--json', '--', EXAMPLE],
+      { encoding: 'utf8', env, timeout: 400_000 },
+    );
+    expect(run.status, run.stderr).toBe(0);
+    const record = JSON.parse(readFileSync(path.join(session, 'session.json'), 'utf8')) as {
+      mode: { chosen: string; reason: string };
+      activities: string[];
+    };
+    expect(record.mode.chosen).toBe('kineto');
+    expect(record.mode.reason).toBe(
+      "the script registered the PrivateUse1 device 'flagos': its backend's Kineto profiler traces it",
+    );
+    expect(record.activities).toEqual(['CPU', 'PrivateUse1:flagos']);
+    const summary = JSON.parse(run.stdout) as {
+      device_events: { total: number; by_provenance: { external_id: number; enclosure: number } };
+      lines: { file: string; line: number; device_self_us: number }[];
+      ops: { name: string; device_self_us: number }[];
+    };
+    const device = summary.device_events;
+    expect(device.total).toBeGreaterThan(100);
+    expect(device.by_provenance.enclosure).toBe(0);
+    expect(device.by_provenance.external_id).toBe(device.total);
+    const top = summary.lines[0];
+    expect(path.basename(top.file)).toBe('train.py');
+    expect(top.line).toBe(26); // loss.backward(): the backward GEMMs
+    expect(top.device_self_us).toBeGreaterThan(0);
+    expect(summary.ops.find((o) => o.name === 'aten::mm')!.device_self_us).toBeGreaterThan(0);
+    const check = spawnSync(process.execPath, [BIN, 'check', session, '--json'], { encoding: 'utf8' });
+    expect(check.status, check.stdout).toBe(0);
+    expect((JSON.parse(check.stdout) as { totals: { requiredFailed: number } }).totals.requiredFailed).toBe(
+      0,
+    );
+  }, 420_000);
+
+  it('opens in the timeline with the GEMM linked to its op by a flow arrow (screenshot)', async () => {
+    const report = path.join(path.dirname(session), 'report.html');
+    const made = spawnSync(process.execPath, [BIN, 'report', session, '--out', report], { encoding: 'utf8' });
+    expect(made.status, made.stderr).toBe(0);
+    const browser = await launchChromium();
+    try {
+      const page = await browser.newPage({ viewport: { width: 1400, height: 800 } });
+      await page.goto(`file://${report}`);
+      await page.waitForFunction(() => window.flagprofTimeline !== undefined);
+      await page.locator('#search').click();
+      await page.keyboard.type('cutlass_80_tensorop_s1688gemm_128x128');
+      await page.keyboard.press('Enter');
+      await expect.poll(() => page.locator('#search-count').innerText()).toMatch(/^1 of [1-9]\d*/);
+      const details = await page.locator('#details').innerText();
+      expect(details).toContain('Launching op');
+      expect(await page.locator('#details a.slice-link').first().innerText()).toBe('aten::mm');
+      await page.waitForTimeout(100);
+      const flows = await page.evaluate(() => window.flagprofTimeline!.view.stats.flows);
+      expect(flows).toBeGreaterThanOrEqual(1);
+      mkdirSync(ARTIFACTS, { recursive: true });
+      await page.screenshot({ path: path.join(ARTIFACTS, 'privateuse1-timeline.png') });
+    } finally {
+      await browser.close();
+    }
   }, 120_000);
 });

@@ -501,6 +501,20 @@ def main(argv=None):
     )
 
     window.announce_native_failure = options.mode == "agent"
+    if torch is not None and mode in ("cpu", "kineto") and options.mode != "cpu":
+
+        def on_device_backend(name):
+            # The script brought its own device backend: its Kineto profiler traces the device from here on.
+            session.record["mode"].update(
+                chosen="kineto",
+                reason="the script registered the PrivateUse1 device %r: its backend's Kineto profiler traces it"
+                % name,
+            )
+            session.record["activities"] = [n for n, _ in window.activities] + ["PrivateUse1:%s" % name]
+            session.note("device %r registered by the script: profiled from the statement after it" % name)
+            progress.emit("starting", mode="kineto", reason=session.record["mode"]["reason"])
+
+        window.on_device_backend = on_device_backend
     run = Run(options, directory, session, progress, window, writer, torch, mode, reason, launcher)
     prepare_interpreter(options.script, options.args, options.module)
     session.record["status"] = "running"

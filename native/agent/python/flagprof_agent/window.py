@@ -88,12 +88,18 @@ class CaptureWindow:
         self._close_at = None
         self._rotate_at = None
         self._current_segment_s = None
+        # Called with the PrivateUse1 backend's name when the script registers one while profiled (cpu and kineto
+        # modes): the profile then follows it from the script's next line on. None: not followed (agent mode, where
+        # the native capture already owns the device activity API).
+        self.on_device_backend = None
+        self.device_backend = None
 
     # -- the window -------------------------------------------------------------------------------------------
 
     def arm(self):
         """Opens the window now, or schedules it; schedules its end when a duration is given."""
         self._guard_user_profiler()
+        self._follow_device_backends()
         # Read before any profiler runs (it takes the profile function the reading borrows).
         tracing_state.calibrate()
         if self.delay > 0:
@@ -156,13 +162,68 @@ class CaptureWindow:
 
     def _start_profiler(self):
         profiler = self.torch.profiler.profile(
-            activities=[a for _, a in self.activities],
+            activities=[a for _, a in self._profiled_activities()],
             record_shapes=self.record_shapes,
             with_stack=True,
             profile_memory=self.profile_memory,
         )
         profiler.start()
         return profiler
+
+    def _profiled_activities(self):
+        """The activities asked for, plus the PrivateUse1 device the script registered since (its backend's Kineto
+        profiler traces it)."""
+        if self.device_backend is None or any(name.startswith("PrivateUse1") for name, _ in self.activities):
+            return self.activities
+        activity = getattr(self.torch.profiler.ProfilerActivity, "PrivateUse1", None)
+        if activity is None:
+            return self.activities
+        self.activities = list(self.activities) + [("PrivateUse1:%s" % self.device_backend, activity)]
+        return self.activities
+
+    def _follow_device_backends(self):
+        """A device backend imported by the script renames torch's PrivateUse1 backend (torch_npu, torch_fl, an
+        OpenReg-style device): the segment running then ends right after the script's statement that did it (the
+        import), and the next one profiles the device too. Nothing is patched when nothing would follow it."""
+        if self.torch is None or self.on_device_backend is None:
+            return
+        module = self.torch.utils
+        original = getattr(module, "rename_privateuse1_backend", None)
+        if original is None:
+            return
+        window = self
+
+        def rename_privateuse1_backend(*args, **kwargs):
+            result = original(*args, **kwargs)
+            try:
+                window._device_backend_registered(sys._getframe(1))
+            except Exception as error:  # never let following the backend break the script's import
+                window.notes.append("the new PrivateUse1 device could not be followed: %s" % error)
+            return result
+
+        rename_privateuse1_backend.__wrapped__ = original
+        setattr(module, "rename_privateuse1_backend", rename_privateuse1_backend)
+        self._patched.append((module, "rename_privateuse1_backend", original))
+
+    def _device_backend_registered(self, caller):
+        name = self.torch._C._get_privateuse1_backend_name()
+        if not name or name == "privateuseone" or self.device_backend is not None:
+            return
+        self.device_backend = name
+        self.on_device_backend(name)
+        if self.state != OPEN or self.profiler is None:
+            return  # the window opens later, with the device
+        # The outermost frame of the script's own code (the statement that imported the backend): the switch waits
+        # for its next line, when the backend has registered its profiler too.
+        own = None
+        frame = caller
+        while frame is not None:
+            if not self._runs_for_torch(frame) and not frame.f_code.co_filename.startswith("<frozen"):
+                own = frame
+            frame = frame.f_back
+        self._rotate_at = time.monotonic()
+        if own is None or not self._switch_at(own, calls=False):
+            self._schedule()
 
     def _install_site_mode(self):
         if self.site_table is None or self.profiler is None or self._remove_site_mode is not None:
@@ -403,6 +464,14 @@ class CaptureWindow:
             own = own.f_back
         if own is None:
             return False
+        return self._switch_at(own)
+
+    def _switch_at(self, own, calls=True):
+        """Switches at the next line of frame `own`, or (with `calls`) at a call into the script's own code before
+        it."""
+        if sys.gettrace() is not None or tracing_state.inside():
+            return False
+        self._cancel_own_code_switch()
         window = self
 
         def switch_here(_frame, _event, _arg):
@@ -411,7 +480,7 @@ class CaptureWindow:
             return None
 
         def on_call(called, event, arg):
-            if not window._runs_for_torch(called):
+            if calls and not window._runs_for_torch(called):
                 return switch_here(called, event, arg)
             return None
 

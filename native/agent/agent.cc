@@ -416,15 +416,6 @@ std::unique_ptr<VendorTracer> loadVendor(State& s, const Accelerator* only) {
 }
 
 
-// The explicit no-device-activity tracer: CPU profiling goes on, and available() says why there is nothing else.
-class UnavailableDeviceTracer final : public DeviceTracer {
- public:
-  bool available() const override { return false; }
-  void start() override {}
-  void stop() override {}
-  std::vector<DeviceEvent> drain() override { return {}; }
-  int deviceCount() const override { return 0; }
-};
 
 }  // namespace
 

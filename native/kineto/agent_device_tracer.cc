@@ -84,14 +84,6 @@ class AgentDeviceTracer final : public DeviceTracer {
   AgentAbi abi_;
 };
 
-class UnavailableDeviceTracer final : public DeviceTracer {
- public:
-  bool available() const override { return false; }
-  void start() override {}
-  void stop() override {}
-  std::vector<DeviceEvent> drain() override { return {}; }
-  int deviceCount() const override { return 0; }
-};
 
 }  // namespace
 

@@ -40,6 +40,17 @@ class DeviceTracer {
   virtual int deviceCount() const = 0;
 };
 
+// The explicit no-device-activity tracer (seed §1.4): CPU profiling goes on, and available() says there is nothing
+// else. Every factory falls back to it rather than to a neighbour vendor's tracer.
+class UnavailableDeviceTracer final : public DeviceTracer {
+ public:
+  bool available() const override { return false; }
+  void start() override {}
+  void stop() override {}
+  std::vector<DeviceEvent> drain() override { return {}; }
+  int deviceCount() const override { return 0; }
+};
+
 // The process's one tracer: in the capture agent, the vendor tracer the accelerator is traced by (or the
 // unavailable tracer); in a Kineto adaptor built against torch, the agent's tracer reached through its C ABI.
 std::unique_ptr<DeviceTracer> MakeDeviceTracer();

@@ -292,22 +292,22 @@ const std::set<libkineto::ActivityType>& FlagosKinetoProfiler::availableActiviti
 std::unique_ptr<libkineto::IActivityProfilerSession> FlagosKinetoProfiler::configure(
     const std::set<libkineto::ActivityType>& activityTypes, const libkineto::Config& /*config*/) {
   line(true, "FlagosKinetoProfiler::configure called with %zu activity types", activityTypes.size());
-  if (!tracer_ || !tracer_->available()) return nullptr;
-  std::set<ActivityType> wanted;
-  for (ActivityType t : activityTypes)
-    if (deviceActivities().count(t)) wanted.insert(t);
-  if (wanted.empty()) return nullptr;  // a CPU-only profile: nothing of ours was asked for
-  return std::make_unique<FlagosKinetoSession>(tracer_, std::move(wanted));
+  return makeSession(activityTypes);
 }
 
 std::unique_ptr<libkineto::IActivityProfilerSession> FlagosKinetoProfiler::configure(
     int64_t /*tsMs*/, int64_t /*durationMs*/, const std::set<libkineto::ActivityType>& activityTypes,
-    const libkineto::Config& config) {
-  if (!tracer_ || !tracer_->available()) return nullptr;
+    const libkineto::Config& /*config*/) {
+  return makeSession(activityTypes);  // the timed overload is silent (the catalogue's A3 is the other's)
+}
+
+std::unique_ptr<libkineto::IActivityProfilerSession> FlagosKinetoProfiler::makeSession(
+    const std::set<libkineto::ActivityType>& activityTypes) {
+  if (!tracerAvailable()) return nullptr;
   std::set<ActivityType> wanted;
   for (ActivityType t : activityTypes)
     if (deviceActivities().count(t)) wanted.insert(t);
-  if (wanted.empty()) return nullptr;
+  if (wanted.empty()) return nullptr;  // a CPU-only profile: nothing of ours was asked for
   return std::make_unique<FlagosKinetoSession>(tracer_, std::move(wanted));
 }
 

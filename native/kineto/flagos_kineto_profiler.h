@@ -34,6 +34,8 @@ class FlagosKinetoProfiler : public libkineto::IActivityProfiler {
                                                                  const libkineto::Config& config) override;
 
  private:
+  // A session for the device kinds asked for; nullptr when none are (a CPU-only profile) or no tracer is there.
+  std::unique_ptr<libkineto::IActivityProfilerSession> makeSession(const std::set<libkineto::ActivityType>& activityTypes);
   std::shared_ptr<DeviceTracer> tracer_;
   std::string name_{"flagos"};
 };

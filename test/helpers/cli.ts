@@ -64,6 +64,8 @@ export function runCli(args: string[], options: CliRun = {}): Promise<CliResult>
     cwd: options.cwd ?? ROOT,
     env: { ...process.env, ...options.env, FLAGPROF_TEST_RSS_FILE: rssFile },
     stdio: ['pipe', 'pipe', 'pipe'],
+    // Its own process group, so a timeout ends the processes it started too (they hold its pipes open).
+    detached: true,
   });
   let stdout = '';
   let stderr = '';
@@ -74,7 +76,14 @@ export function runCli(args: string[], options: CliRun = {}): Promise<CliResult>
   if (options.input !== undefined) child.stdin.end(options.input);
   else child.stdin.end();
   options.started?.();
-  const timer = setTimeout(() => child.kill('SIGKILL'), options.timeoutMs ?? 60_000);
+  const timer = setTimeout(() => {
+    stderr += `\n[test] timed out after ${options.timeoutMs ?? 60_000} ms: killed\n`;
+    try {
+      process.kill(-child.pid!, 'SIGKILL');
+    } catch {
+      child.kill('SIGKILL');
+    }
+  }, options.timeoutMs ?? 60_000);
   return new Promise((resolve, reject) => {
     child.on('error', reject);
     child.on('close', (code) => {

@@ -10,7 +10,18 @@
  * product's defaults).
  */
 import { execFileSync, spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
-import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statfsSync, writeFileSync } from 'node:fs';
+import {
+  closeSync,
+  existsSync,
+  mkdirSync,
+  openSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  statfsSync,
+  writeFileSync,
+  writeSync,
+} from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SessionBusyError, startCapture, type CaptureRun } from '../../extension/capture/launcher';
@@ -354,9 +365,10 @@ describe('durability: a full disk', () => {
         fillAtS,
         () => {
           // Another process takes the rest of the disk, as a full disk happens in real life.
-          const free = statfsSync(mountPoint);
-          writeFileSync(path.join(mountPoint, 'filler'), Buffer.alloc(Number(free.bavail * free.bsize)));
-          filled = true;
+          // Written in chunks until the disk refuses: the run keeps writing meanwhile, so the free space measured
+          // a moment before is no longer there to take in one write.
+          fillDisk(path.join(mountPoint, 'filler'));
+          filled = statfsSync(mountPoint).bavail === 0;
         },
         { sessionDir: dir },
       );
@@ -494,3 +506,21 @@ describe('a damaged part of a kept session', () => {
     TIMEOUT,
   );
 });
+
+/** Takes every free block of the file system FILE is on, as another process filling the disk would. */
+function fillDisk(file: string): void {
+  const fd = openSync(file, 'w');
+  const chunk = Buffer.alloc(1 << 20);
+  try {
+    for (let size = chunk.length; size >= 512; ) {
+      try {
+        writeSync(fd, chunk, 0, size);
+      } catch (error) {
+        if ((error as NodeJS.ErrnoException).code !== 'ENOSPC') throw error;
+        size >>= 1; // the last blocks: smaller writes until not even 512 bytes fit
+      }
+    }
+  } finally {
+    closeSync(fd);
+  }
+}

@@ -2,7 +2,7 @@
   "target_defaults": {
     "cflags_cc!": ["-fno-exceptions", "-std=gnu++17"],
     "cflags_cc": ["-std=gnu++17", "-O2", "-fexceptions", "-fPIC", "-Wall", "-Wno-unused-parameter"],
-    "include_dirs": ["<!@(node native/tracer/find-cupti-headers.mjs)"]
+    "include_dirs": ["<!@(node native/vendors/cupti/find-headers.mjs)"]
   },
   "targets": [
     {
@@ -10,9 +10,7 @@
       "type": "static_library",
       "sources": [
         "native/tracer/device_tracer.cc",
-        "native/tracer/cupti_decode.cc",
-        "native/tracer/mspti_decode.cc",
-        "native/tracer/roctracer_decode.cc",
+        "<!@(node scripts/vendor-sources.mjs decode)",
         "native/tracer/fpc_format.cc",
         "native/tracer/capture_decoder.cc"
       ]
@@ -30,9 +28,7 @@
       "product_prefix": "lib",
       "sources": [
         "native/agent/agent.cc",
-        "native/agent/cupti_binding.cc",
-        "native/agent/mspti_binding.cc",
-        "native/agent/roctracer_binding.cc"
+        "<!@(node scripts/vendor-sources.mjs binding)"
       ],
       "dependencies": ["flagprof_tracer"],
       "cflags_cc": ["-fvisibility=hidden"],

@@ -43,7 +43,7 @@ function buildC(name, output, libraries) {
   mkdirSync(outDir, { recursive: true });
   const include = execFileSync(
     process.execPath,
-    [path.join(root, 'native', 'tracer', 'find-cupti-headers.mjs')],
+    [path.join(root, 'native', 'vendors', 'cupti', 'find-headers.mjs')],
     { encoding: 'utf8' },
   );
   execFileSync('cc', [

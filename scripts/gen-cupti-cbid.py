@@ -13,7 +13,7 @@ import re
 import sys
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-GEN = os.path.join(ROOT, "native", "tracer", "generated")
+GEN = os.path.join(ROOT, "native", "vendors", "cupti", "generated")
 TXT = os.path.join(GEN, "cupti_runtime_cbid.txt")
 INC = os.path.join(GEN, "cupti_runtime_cbid_names.inc")
 ENTRY = re.compile(r"^\s*CUPTI_RUNTIME_TRACE_CBID_(\w+?)\s*=\s*(\d+)\s*,?\s*$")

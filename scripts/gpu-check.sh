@@ -20,10 +20,11 @@ for d in "$CUDA_HOME/include" "$CUDA_HOME/extras/CUPTI/include"; do
 done
 build="$OUT/build"
 mkdir -p "$build"
-tracer="native/tracer/device_tracer.cc native/tracer/cupti_decode.cc native/tracer/mspti_decode.cc native/tracer/roctracer_decode.cc native/tracer/fpc_format.cc"
-agent="native/agent/agent.cc native/agent/cupti_binding.cc native/agent/mspti_binding.cc native/agent/roctracer_binding.cc"
+# Every vendor folder's sources, as the main build lists them (scripts/vendor-sources.mjs, without node here).
+tracer="native/tracer/device_tracer.cc native/tracer/fpc_format.cc native/tracer/capture_decoder.cc $(ls native/vendors/*/decode.cc)"
+agent="native/agent/agent.cc $(ls native/vendors/*/binding.cc)"
 g++ -std=c++17 -O2 -fPIC -shared -fvisibility=hidden $INC $agent $tracer -ldl -lpthread -o "$build/libflagprof_agent.so"
-g++ -std=c++17 -O2 $INC native/tracer/tools/fpc_dump.cc $tracer native/tracer/capture_decoder.cc -o "$build/fpc_dump"
+g++ -std=c++17 -O2 $INC native/tracer/tools/fpc_dump.cc $tracer -o "$build/fpc_dump"
 echo "gpu-check: built the agent ($([ -n "$INC" ] && echo "layout checked against the installed CUPTI headers" || echo "no CUPTI headers found"))"
 
 # The real libcupti: the one torch ships, else the toolkit's.

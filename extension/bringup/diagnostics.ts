@@ -2,8 +2,17 @@
  * FLAGOS_TRACE output -> Diagnostic[]. Patterns follow the torch_fl tracer family's stderr lines (both the
  * per-component *_DEBUG vintage and the FLAGOS_TRACE vintage); the product's agent adds structured frames.
  * Matching is on full patterns, never on the prefix alone: other torch_fl code prints '[flagos] ...' too.
- * The patterns and what each line means are the catalogue in ./rules, one file per component.
+ * The patterns and what each line means are the catalogue in ./rules: one file per component, and one for the
+ * templates several vendors print in the same words. Vendors are shared/vendors.ts's rows.
  */
+import {
+  VENDORS,
+  VENDOR_COMPONENTS,
+  VENDOR_KEYS,
+  vendorOfLabel,
+  vendorRow,
+  type VendorKey,
+} from '../shared/vendors';
 import type { Rule } from './rules';
 import { RULES } from './rules';
 import type { Component, Diagnostic, DiagnosticFrame, DiagnosticsSummary, Severity } from './types';
@@ -15,10 +24,11 @@ const OTHER_TORCH_FL = /^\[flagos(?:[ -][a-z0-9_-]+)?\]/;
 
 function makeDiagnostic(rule: Rule, m: RegExpExecArray, raw: string, line: number): Diagnostic {
   const parsed = rule.parse(m);
+  const id = parsed.line ?? rule.lines[0];
   return {
-    component: rule.component,
+    component: id.component,
     severity: parsed.severity,
-    code: rule.code,
+    code: id.code,
     message: parsed.message,
     counts: parsed.counts ?? {},
     fields: parsed.fields ?? {},
@@ -75,7 +85,8 @@ export function parseTraceLog(text: string, firstLine = 1): Diagnostic[] {
     if (raw.trim() === '') continue;
     if (open && CONTINUATION.test(raw.slice(Math.max(0, raw.indexOf('[flagos'))))) {
       open.diagnostic.raw += `\n${raw}`;
-      open.rule?.continuation?.(open.diagnostic.fields, raw);
+      const { fields, code, component } = open.diagnostic;
+      open.rule?.continuation?.(fields, raw, { code, component });
       continue;
     }
     const read = readLine(raw, firstLine + i);
@@ -97,15 +108,16 @@ function asSeverity(value: unknown): Severity {
 function asComponent(value: unknown): Component {
   const s = String(value ?? '').toLowerCase();
   if ((COMPONENTS as readonly string[]).includes(s)) return s as Component;
-  // The agent names vendors by their API; keep them in the catalogue's components.
+  // The agent names vendors by their API (mcpti): keep them in the catalogue's components.
+  const vendor = vendorRow(s);
+  if (vendor) return vendor.component;
   const alias: Record<string, Component> = {
     kineto: 'adaptor',
     shim: 'cupti-shim',
-    mcpti: 'cupti',
     rocprofiler: 'roctracer',
     env_helper: 'env',
   };
-  return alias[s] ?? 'agent';
+  return Object.hasOwn(alias, s) ? alias[s] : 'agent';
 }
 
 /** A structured frame of the native agent: {component, severity, message, counts}. */
@@ -204,8 +216,6 @@ export function normalizeDiagnostics(
   return out;
 }
 
-const VENDOR_COMPONENTS = ['cupti', 'mspti', 'mupti', 'topspti', 'roctracer'];
-
 function emptySummary(total: number): DiagnosticsSummary {
   return {
     tracer: '',
@@ -232,9 +242,21 @@ function emptySummary(total: number): DiagnosticsSummary {
   };
 }
 
-/** What the summary gathers across lines before it settles: tracer votes and the two counts of window drops. */
+/**
+ * What the summary gathers across lines before it settles: tracer votes, what says no vendor library loaded, and
+ * the two counts of window drops.
+ */
 interface Tally {
+  /** Lines per vendor component. */
   tracerVotes: Record<string, number>;
+  /** The agent's lines that name their tracer (A20, A21), per vendor. */
+  namedVotes: Record<string, number>;
+  /** component/code of every catalogued line. */
+  lines: Set<string>;
+  /** The libraries the agent's load failure names (its last A22 saying so). */
+  tried: string[] | undefined;
+  /** FLAGOS_TRACER_LIBRARY paths that could not be loaded (S1). */
+  overrides: string[];
   /** A14 lines: one per device event dropped outside the window. */
   droppedLines: number;
   /** A16's count of every window drop, when printed. */
@@ -328,33 +350,79 @@ function addDiagnostic(s: DiagnosticsSummary, d: Diagnostic, tally: Tally): void
   const votes = tally.tracerVotes;
   if (VENDOR_COMPONENTS.includes(d.component)) votes[d.component] = (votes[d.component] ?? 0) + 1;
   if (d.component === 'cupti-shim') votes.cupti = (votes.cupti ?? 0) + 1;
+  const named = d.fields.tracer === undefined ? undefined : vendorOfLabel(d.fields.tracer);
+  if (named) tally.namedVotes[named] = (tally.namedVotes[named] ?? 0) + 1;
+  if (d.code) tally.lines.add(`${d.component}/${d.code}`);
+  if (d.code === 'A22' && d.fields.tried !== undefined)
+    tally.tried = d.fields.tried.split('; ').filter(Boolean);
+  if (d.code === 'S1' && d.fields.path !== undefined) tally.overrides.push(d.fields.path);
   if (d.fields.vintage) s.vintage = d.fields.vintage;
   if (d.fields.library) s.library = d.fields.library;
   if (d.fields.apiVersion) s.apiVersion = d.fields.apiVersion;
   if (!addCatalogued(s, d, tally) && d.fields.source === 'frame') addFrame(s, d.counts);
 }
 
-/** The vendor tracer most lines came from; the first to reach the top count on a tie. */
-function leadingTracer(votes: Record<string, number>): string {
-  let tracer = '';
-  let best = 0;
+/** The name with the most votes; none on a tie. */
+function leader(votes: Record<string, number>): string {
+  let best = '';
+  let top = 0;
+  let tie = false;
   for (const [name, count] of Object.entries(votes)) {
-    if (count > best) {
-      best = count;
-      tracer = name;
-    }
+    if (count > top) [best, top, tie] = [name, count, false];
+    else if (count === top) tie = true;
   }
-  return tracer;
+  return tie ? '' : best;
+}
+
+/**
+ * The vendor whose tracer the lines come from: the one the agent's lines name, else the component most lines
+ * came from (none on a tie). Where one component serves several APIs (the CUPTI tracer: CUPTI and MCPTI), the
+ * library bound tells them apart.
+ */
+function leadingTracer(tally: Tally, library: string): VendorKey | '' {
+  const named = leader(tally.namedVotes);
+  const component = named ? VENDORS[named as VendorKey].component : leader(tally.tracerVotes);
+  const rows = VENDOR_KEYS.filter((key) => VENDORS[key].component === component);
+  if (rows.length === 0) return '';
+  const file = library.slice(library.lastIndexOf('/') + 1);
+  return (
+    rows.find((key) => file.startsWith(VENDORS[key].library)) ?? (named ? (named as VendorKey) : rows[0])
+  );
+}
+
+/**
+ * Whether the lines say that no vendor activity library loaded: the agent's load failure, or the line of every
+ * API that prints one when none of its libraries loaded (the agent prints them all then). Undefined when they do
+ * not; else what was tried, as far as the lines name it.
+ */
+function noLibraryLoaded(tally: Tally): { tried: string[] } | undefined {
+  if (tally.tried) return { tried: tally.tried };
+  const unavailable = VENDOR_KEYS.flatMap((key) => {
+    const { component, unavailableCode } = VENDORS[key];
+    return unavailableCode ? [`${component}/${unavailableCode}`] : [];
+  });
+  if (!unavailable.every((line) => tally.lines.has(line))) return undefined;
+  return { tried: tally.overrides.map((path) => `FLAGOS_TRACER_LIBRARY=${path}`) };
 }
 
 /** Lifts the counts a bring-up engineer asks for first out of a parsed log. */
 export function summarizeDiagnostics(diagnostics: readonly Diagnostic[]): DiagnosticsSummary {
   const s = emptySummary(diagnostics.length);
-  const tally: Tally = { tracerVotes: {}, droppedLines: 0, droppedTotal: undefined };
+  const tally: Tally = {
+    tracerVotes: {},
+    namedVotes: {},
+    lines: new Set(),
+    tried: undefined,
+    overrides: [],
+    droppedLines: 0,
+    droppedTotal: undefined,
+  };
   for (const d of diagnostics) addDiagnostic(s, d, tally);
   // A16's count covers every window drop; the per-event A14 lines only the device ones. Prefer the total.
   drop(s, 'outside window', tally.droppedTotal ?? tally.droppedLines);
-  s.tracer = leadingTracer(tally.tracerVotes);
+  const none = noLibraryLoaded(tally);
+  if (none) s.noLibraryLoaded = none;
+  else s.tracer = leadingTracer(tally, s.library);
   if (!s.vintage && diagnostics.some((d) => d.component === 'env' && d.code === 'E1')) s.vintage = 'B';
   return s;
 }
@@ -414,7 +482,7 @@ export function deriveFindings(diagnostics: readonly Diagnostic[]): Diagnostic[]
 }
 
 /** The catalogue codes this parser knows, for tests and documentation. */
-export const KNOWN_CODES: readonly string[] = RULES.map((r) => r.code);
+export const KNOWN_CODES: readonly string[] = RULES.flatMap((r) => r.lines.map((line) => line.code));
 
 /**
  * The log as a person reads it: diagnostics.jsonl lines shown as the text they captured (frames as

@@ -62,6 +62,12 @@ export interface CaptureOptions {
   profileMemory?: boolean;
   /** FLAGOS_TRACE=1 in the child (default on); off removes it from the child's environment. */
   flagosTrace?: boolean;
+  /**
+   * Libraries loaded at the profiled process's start (LD_PRELOAD of that process only, before any it already has):
+   * Ascend's libmspti.so records memcpy and memset only when preloaded, and preloading it into every process of a
+   * job is not safe (seed 000), so it is asked for per run.
+   */
+  preload?: string[];
   env?: NodeJS.ProcessEnv;
   /** 'inherit' passes the terminal through (CLI); a function receives the bytes (Output channel). */
   stdout?: 'inherit' | ((chunk: Buffer) => void);
@@ -221,6 +227,8 @@ function childEnv(options: CaptureOptions, agentRoot: string): NodeJS.ProcessEnv
   if (options.flagosTrace === false) delete env.FLAGOS_TRACE;
   else if (!env.FLAGOS_TRACE) env.FLAGOS_TRACE = '1';
   if (options.unbuffered) env.PYTHONUNBUFFERED = '1';
+  if (options.preload?.length)
+    env.LD_PRELOAD = [...options.preload, ...(env.LD_PRELOAD ? [env.LD_PRELOAD] : [])].join(':');
   // The agent dies with us (PR_SET_PDEATHSIG), and checks we are still its parent.
   env.FLAGPROF_LAUNCHER_PID = String(process.pid);
   return env;

@@ -4,6 +4,7 @@ import { terminalText } from '../shared/text';
 import type { CliCommand } from './commands';
 import { UserError } from '../import/errors';
 import { parseCommandArgs } from './errors';
+import { vendorRow } from '../shared/vendors';
 
 const KIND_NAMES = ['kernel', 'memcpy', 'memset', 'runtime', 'driver'];
 
@@ -45,12 +46,10 @@ function countsLine(capture: DecodedCapture): string {
     `kernel=${c.kernel} memcpy=${c.memcpy} memset=${c.memset} runtime=${c.runtime} driver=${c.driver} ` +
     `external-correlation=${c.externalCorrelation} device-records=${c.deviceRecords} dropped=${c.dropped} ` +
     `no-timing=${c.noTiming} rejected=${c.implausible + c.malformed} frames=${c.frames} bad-frames=${c.badFrames}` +
+    (c.correlationWrapped ? ` correlation-wrapped=${c.correlationWrapped}` : '') +
     (c.correlationOutOfRange ? ` correlation-out-of-range=${c.correlationOutOfRange}` : '')
   );
 }
-
-/** How each vendor spells its activity API. */
-const VENDOR_LABEL: Record<string, string> = { cupti: 'CUPTI', mspti: 'MSPTI', roctracer: 'ROCtracer' };
 
 /** The capture as text. Names, library path and diagnostics come from the file: each goes through terminalText. */
 function renderText(file: string, capture: DecodedCapture): string {
@@ -60,7 +59,7 @@ function renderText(file: string, capture: DecodedCapture): string {
       ? `window [${capture.windowStartNs}, ${capture.windowStopNs ?? 'not stopped'}]`
       : 'no capture window';
   out.push(
-    `${terminalText(file)}: ${VENDOR_LABEL[capture.vendor] ?? terminalText(capture.vendor.toUpperCase())} API ${capture.apiVersion}, format ${capture.formatVersion}, pid ${capture.pid}, ` +
+    `${terminalText(file)}: ${vendorRow(capture.vendor)?.label ?? terminalText(capture.vendor.toUpperCase())} API ${capture.apiVersion}, format ${capture.formatVersion}, pid ${capture.pid}, ` +
       `${capture.closed ? 'closed' : 'not closed (the process stopped first; its prefix was decoded)'}, ${window}`,
   );
   if (capture.library) out.push(`library: ${terminalText(capture.library)}`);

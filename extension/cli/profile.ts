@@ -17,7 +17,7 @@ import { parseCommandArgs } from './errors';
 import { isMultiRank, renderRanks, renderSummary } from './summary';
 
 const USAGE =
-  'usage: flagprof profile [--out DIR] [--python PY] [--mode auto|kineto|agent|cpu] [--delay S] [--duration S] [--segment S] [--memory] [--json] [--keep N] [--no-flagos-trace] -- script.py|-m module|torchrun ... [args...]';
+  'usage: flagprof profile [--out DIR] [--python PY] [--mode auto|kineto|agent|cpu] [--delay S] [--duration S] [--segment S] [--memory] [--preload LIB]... [--json] [--keep N] [--no-flagos-trace] -- script.py|-m module|torchrun ... [args...]';
 
 /** The modules that launch one worker per rank: each worker is profiled into SESSION/ranks/<rank>/. */
 const RANK_LAUNCHERS = new Set(['torch.distributed.run', 'torch.distributed.launch']);
@@ -57,6 +57,7 @@ const VALUE_OPTIONS = new Set([
   '--delay',
   '--duration',
   '--segment',
+  '--preload',
   '--keep',
   '--top',
 ]);
@@ -112,6 +113,7 @@ function profileOptions(argv: string[]) {
       delay: { type: 'string' },
       duration: { type: 'string' },
       segment: { type: 'string' },
+      preload: { type: 'string', multiple: true },
       keep: { type: 'string' },
       top: { type: 'string' },
       json: { type: 'boolean' },
@@ -132,6 +134,14 @@ function profileOptions(argv: string[]) {
   const delayS = seconds('--delay', values.delay, true);
   const durationS = seconds('--duration', values.duration, false);
   const segmentS = seconds('--segment', values.segment, true);
+  // Each one must be a file: ld.so only warns about a missing preload, and the run would silently lack it.
+  const preload = (values.preload ?? []).map((lib) => {
+    const file = path.resolve(lib);
+    if (!existsSync(file) || !statSync(file).isFile()) throw new UserError(`--preload ${lib}: no such file`);
+    if (file.includes(':'))
+      throw new UserError(`--preload ${lib}: a path with ':' cannot go into LD_PRELOAD`);
+    return file;
+  });
   const keep = values.keep === undefined ? 10 : Number(values.keep);
   if (!Number.isInteger(keep) || keep < 1)
     throw new UserError(`--keep: expected a positive integer, got '${values.keep}'`);
@@ -154,6 +164,7 @@ function profileOptions(argv: string[]) {
     json: values.json === true,
     memory: values.memory === true,
     flagosTrace: values['no-flagos-trace'] !== true,
+    preload,
   };
 }
 
@@ -178,6 +189,7 @@ async function runAgent(options: ProfileOptions, python: string, sessionDir: str
       segmentS: options.segmentS,
       profileMemory: options.memory,
       flagosTrace: options.flagosTrace,
+      preload: options.preload,
       stdin: 'inherit',
       // With --json, stdout carries only the summary: the script's own output moves to stderr.
       stdout: options.json ? (chunk) => process.stderr.write(chunk) : 'inherit',

@@ -5,6 +5,7 @@
  */
 import { existsSync } from 'node:fs';
 import path from 'node:path';
+import type { CaptureVendorKey } from '../shared/vendors';
 
 export interface CaptureDiagnostic {
   severity: 'info' | 'warning';
@@ -35,18 +36,22 @@ export interface CaptureCounts {
   implausible: number;
   malformed: number;
   dropped: number;
-  /** Records whose 64-bit vendor correlation id (MSPTI, ROCtracer) did not fit: kept with correlation 0 (no id). */
+  /** Records whose 64-bit vendor correlation id (MSPTI, ROCtracer) was past 2^32 - 1: kept modulo 2^32. */
+  correlationWrapped: number;
+  /** Of those, the ones whose id is 0 modulo 2^32: kept with correlation 0 (no id). */
   correlationOutOfRange: number;
+  /** Runtime records that gave their launch's correlation id to another record of the launch (MSPTI). */
+  runtimeCoalesced: number;
 }
 
 /** A decoded capture: one entry per DeviceEvent in each column. */
 export interface DecodedCapture {
   formatVersion: number;
   /**
-   * Whose activity records the capture holds: 'cupti' (NVIDIA and CUPTI-compatible), 'mspti' (Huawei Ascend),
-   * 'roctracer' (AMD ROCm, Hygon DCU).
+   * Whose activity records the capture holds: a VENDORS key with a capture decoder ('cupti': NVIDIA and
+   * CUPTI-compatible, 'mcpti': MetaX, 'mspti': Huawei Ascend, 'roctracer': AMD ROCm, Hygon DCU), or 'unknown'.
    */
-  vendor: 'cupti' | 'mspti' | 'roctracer' | 'unknown';
+  vendor: CaptureVendorKey | 'unknown';
   apiVersion: number;
   pid: number;
   library: string;

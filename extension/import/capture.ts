@@ -9,29 +9,18 @@ import { IdIndex } from '../model/idIndex';
 import { FlowPhase, Profile } from '../model/profile';
 import { ImportError } from './errors';
 import { CaptureEventKind, SLICE_KIND_OF_CAPTURE_EVENT } from '../shared/kinds';
+import { VENDORS, vendorRow, type KinetoNaming } from '../shared/vendors';
 import { loadAddon, type DecodedCapture } from './addon';
 import { DEVICE_CATEGORIES } from './categories';
 import { reindex } from './finish';
 
-/** The categories Kineto writes for the same device activities (kernel, memcpy, memset) on every vendor. */
-
 /**
- * How each vendor's own traces name what a capture holds: the device process ("GPU 0"; Ascend traces say
- * "NPU"), its stream tracks, and the runtime category (a PrivateUse1 backend's Kineto plugin writes
- * privateuse1_runtime). Naming only: the events are placed and linked the same way for every vendor.
+ * Naming only (VENDORS' Kineto naming: the device process, its stream tracks, the runtime category): the events
+ * are placed and linked the same way for every vendor. A vendor this build does not know is named as CUPTI's.
  */
-interface VendorNaming {
-  device: string;
-  stream: string;
-  runtime: string;
-  driver: string;
+function namingOf(vendor: string): KinetoNaming {
+  return vendorRow(vendor)?.naming ?? VENDORS.cupti.naming;
 }
-const NAMING: Record<string, VendorNaming> = {
-  cupti: { device: 'GPU', stream: 'stream', runtime: 'cuda_runtime', driver: 'cuda_driver' },
-  mspti: { device: 'NPU', stream: 'Stream', runtime: 'privateuse1_runtime', driver: 'privateuse1_driver' },
-  // Kineto's ROCm traces keep the CUDA names: process "GPU N", thread "stream N", category cuda_runtime.
-  roctracer: { device: 'GPU', stream: 'stream', runtime: 'cuda_runtime', driver: 'cuda_driver' },
-};
 
 export interface MergeResult {
   added: number;
@@ -145,7 +134,7 @@ class CaptureTracks {
 
   constructor(
     private readonly profile: Profile,
-    private readonly naming: VendorNaming,
+    private readonly naming: KinetoNaming,
   ) {
     for (const track of profile.tracks) this.byKey.set(`${track.pid}\u0000${track.tid}`, track.id);
   }
@@ -230,7 +219,7 @@ function placeEvents(profile: Profile, capture: DecodedCapture): MergeResult {
   if (profile.slices.length === 0 && profile.flows.length === 0) profile.originNs = capture.baseNs;
   const shift = Number(capture.baseNs - profile.originNs);
   const { inWindow, outside } = windowMask(profile, capture);
-  const naming = NAMING[capture.vendor] ?? NAMING.cupti;
+  const naming = namingOf(capture.vendor);
   const tracks = new CaptureTracks(profile, naming);
   // Indexed by EventKind: Kernel, Memcpy, Memset, Runtime, Driver.
   const categories = [...DEVICE_CATEGORIES, naming.runtime, naming.driver].map((c) => strings.intern(c));

@@ -62,8 +62,13 @@ export interface Diagnostic {
 
 /** What the whole log says, lifted out for the session header and the checks. */
 export interface DiagnosticsSummary {
-  /** Vendor tracer the lines come from ('cupti', 'mspti', ...), '' when none spoke. */
+  /**
+   * The vendor whose tracer the lines come from, by its key in shared/vendors.ts ('cupti', 'mcpti', 'mspti', ...);
+   * '' when none spoke, when as many lines came from two vendors, or when no vendor library loaded.
+   */
   tracer: string;
+  /** Set when the lines say that no vendor activity library loaded: the libraries tried, where the lines name them. */
+  noLibraryLoaded?: { tried: string[] };
   /** 'A' (per-component *_DEBUG switches), 'B' (FLAGOS_TRACE) or '' when the log does not tell. */
   vintage: string;
   library: string;

@@ -3,6 +3,7 @@
  * to the "FlagOS Profiler" Output channel, shows progress with Cancel, keeps the last N sessions in the extension's
  * storage, and hands the finished profile to whoever registered through onProfileLoaded (timeline, editor).
  */
+import { existsSync } from 'node:fs';
 import { writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import * as vscode from 'vscode';
@@ -271,6 +272,13 @@ async function runCapture(
   args: string[],
 ): Promise<void> {
   const config = settings();
+  const preload = (config.get<string[]>('profile.preload') ?? []).filter((lib) => lib.trim() !== '');
+  const missing = preload.find((lib) => !existsSync(lib));
+  if (missing !== undefined) {
+    // ld.so would only warn and the run would silently lack what the library records.
+    void vscode.window.showErrorMessage(`flagos.profile.preload: ${missing}: no such file`);
+    return;
+  }
   const root = sessionsRoot(context);
   const sessionDir = createSessionDir(root, script);
   pruneSessions(root, config.get<number>('keepSessions') ?? 10, sessionDir);
@@ -299,6 +307,7 @@ async function runCapture(
       durationS: typeof duration === 'number' && duration > 0 ? duration : undefined,
       flagosTrace: config.get<boolean>('trace') !== false,
       profileMemory: config.get<boolean>('profileMemory') === true,
+      preload,
       stdin: 'ignore',
       unbuffered: true,
       stdout: (chunk) => channel.append(chunk.toString('utf8')),

@@ -14,6 +14,7 @@
 
 #include "../tracer/capture_decoder.h"
 #include "../tracer/fpc_format.h"
+#include "../vendors/vendors.h"
 
 namespace {
 
@@ -127,6 +128,8 @@ Napi::Object counts(Napi::Env env, const flagprof::CaptureCounts& c) {
   set("implausible", c.implausible);
   set("malformed", c.malformed);
   set("dropped", c.dropped);
+  set("correlationWrapped", c.correlationWrapped);
+  set("runtimeCoalesced", c.runtimeCoalesced);
   set("correlationOutOfRange", c.correlationOutOfRange);
   return o;
 }
@@ -164,10 +167,8 @@ Napi::Value DecodeCapture(const Napi::CallbackInfo& info) {
 
   Napi::Object result = Napi::Object::New(env);
   result.Set("formatVersion", Napi::Number::New(env, capture.formatVersion));
-  result.Set("vendor", Napi::String::New(env, capture.vendor == flagprof::fpc::VendorCupti       ? "cupti"
-                                              : capture.vendor == flagprof::fpc::VendorMspti     ? "mspti"
-                                              : capture.vendor == flagprof::fpc::VendorRoctracer ? "roctracer"
-                                                                                                 : "unknown"));
+  const flagprof::VendorRow* vendor = flagprof::vendorById(capture.vendor);
+  result.Set("vendor", Napi::String::New(env, vendor ? vendor->key : "unknown"));
   result.Set("apiVersion", Napi::Number::New(env, capture.apiVersion));
   result.Set("pid", Napi::Number::New(env, capture.pid));
   result.Set("library", Napi::String::New(env, capture.library));

@@ -1,7 +1,7 @@
 // libflagprof_agent.so: the capture side of the shared tracer. This file is the vendor-neutral part: which
 // vendor library to bind, the .fpc file, diagnostics, buffers, and the C ABI the Python launcher calls through
-// ctypes (open/start/stop/push/pop/close). One file per vendor does the rest: cupti_binding.cc (CUDA and the
-// CUPTI-compatible vendors), mspti_binding.cc (Huawei Ascend), roctracer_binding.cc (AMD ROCm, Hygon DCU).
+// ctypes (open/start/stop/push/pop/close). Each vendor's binding (native/vendors/<key>/binding.cc) does the rest;
+// which vendors there are, their libraries and accelerators, is the vendor table's (native/vendors/vendors.h).
 //
 // Loaded by the Python launcher before torch touches a device: the constructor binds the vendor library,
 // registers the buffer callbacks (they must precede the first device context) and arms only the device kinds;
@@ -13,6 +13,7 @@
 
 #include "../tracer/capture_decoder.h"
 #include "../tracer/tracer_abi.h"
+#include "../vendors/vendors.h"
 
 #include <dlfcn.h>
 #include <fcntl.h>
@@ -26,6 +27,8 @@
 #include <cstdarg>
 #include <cstdio>
 #include <ctime>
+#include <optional>
+#include <vector>
 
 #define FLAGPROF_EXPORT extern "C" __attribute__((visibility("default")))
 
@@ -304,118 +307,158 @@ namespace {
 
 using BindFn = std::unique_ptr<VendorTracer> (*)(void*, std::string&);
 
+// Each vendor row with its binding, in table order (native/vendors/vendors.h).
+struct Vendor {
+  const VendorRow& row;
+  BindFn bind;
+};
+#define FLAGPROF_AGENT_VENDOR(key) Vendor{*vendorByKey(#key), bind_##key},
+const Vendor kBindings[] = {FLAGPROF_FOR_EACH_VENDOR(FLAGPROF_AGENT_VENDOR)};
+#undef FLAGPROF_AGENT_VENDOR
+
+bool exports(void* lib, const VendorRow& row) {
+  for (const char* symbol : row.recognisedBy)
+    if (symbol && dlsym(lib, symbol)) return true;
+  return false;
+}
+
+// "CUPTI, MSPTI or ROCtracer": every vendor the table has, for messages.
+std::string vendorLabels() {
+  std::string text;
+  for (size_t i = 0; i < kVendorCount; ++i)
+    text += std::string(i == 0 ? "" : i + 1 == kVendorCount ? " or " : ", ") + kVendors[i].label;
+  return text;
+}
+
 // The binding for a library that exports one vendor's activity API.
 std::unique_ptr<VendorTracer> bindAny(void* lib, std::string& missing) {
-  if (exportsCupti(lib)) return bindCupti(lib, missing);
-  if (exportsMspti(lib)) return bindMspti(lib, missing);
-  if (exportsRoctracer(lib)) return bindRoctracer(lib, missing);
-  missing =
-      "no CUPTI (cuptiActivity*), MSPTI (msptiActivity*) or ROCtracer (roctracer_enable_domain_activity*) activity "
-      "symbols are exported";
+  for (const Vendor& v : kBindings)
+    if (exports(lib, v.row)) return v.bind(lib, missing);
+  missing = "no " + vendorLabels() + " activity symbols are exported";
   return nullptr;
 }
 
-// Exactly one tracer per accelerator (seed §1.4): a new accelerator gets a row here deliberately, and one without
-// an activity API this agent binds gets the unavailable tracer with its reason, never a neighbour's tracer.
+// Exactly one tracer per accelerator (seed §1.4): a row's accelerators (vendors.h, checked at compile time), or
+// the unavailable tracer with its reason for the accelerators without one, never a neighbour's tracer.
 struct Accelerator {
-  const char* name;
-  const char* tracer;  // the DeviceTracer's name, "none" for the unavailable tracer
-  BindFn bind;         // nullptr: the unavailable tracer
-};
-constexpr Accelerator kAccelerators[] = {
-    {"cuda", "CUPTI", bindCupti},        {"metax", "CUPTI", bindCupti},   {"ppu", "CUPTI", bindCupti},
-    {"ascend", "MSPTI", bindMspti},      {"rocm", "ROCtracer", bindRoctracer}, {"dcu", "ROCtracer", bindRoctracer},
-    {"musa", "none", nullptr},           {"gcu", "none", nullptr},        {"cpu", "none", nullptr},
+  std::string name;
+  const Vendor* vendor = nullptr;  // nullptr: the unavailable tracer
 };
 
-const Accelerator* findAccelerator(const std::string& name) {
-  for (const Accelerator& a : kAccelerators)
-    if (name == a.name) return &a;
-  return nullptr;
+std::vector<Accelerator> accelerators() {
+  std::vector<Accelerator> all;
+  for (const Vendor& v : kBindings)
+    for (const char* a : v.row.accelerators)
+      if (a) all.push_back({a, &v});
+  for (const char* a : kAcceleratorsWithoutTracer) all.push_back({a, nullptr});
+  return all;
 }
 
-BindFn bindFor(const VendorTracer& tracer) {
-  const std::string name = tracer.name();
-  if (name == "CUPTI") return bindCupti;
-  if (name == "MSPTI") return bindMspti;
-  return bindRoctracer;
+std::optional<Accelerator> findAccelerator(const std::string& name) {
+  for (const Accelerator& a : accelerators())
+    if (name == a.name) return a;
+  return std::nullopt;
 }
 
-bool allows(const Accelerator* only, BindFn bind) { return only == nullptr || only->bind == bind; }
+bool allows(const Accelerator* only, const Vendor& v) { return only == nullptr || only->vendor == &v; }
+
+// The files mapped into the process now (the link map as /proc/self/maps shows it).
+std::vector<std::string> mappedFiles() {
+  std::vector<std::string> files;
+  FILE* maps = fopen("/proc/self/maps", "re");
+  if (!maps) return files;
+  char line[4096];
+  while (fgets(line, sizeof line, maps)) {
+    const char* path = strchr(line, '/');
+    if (!path) continue;
+    std::string file(path);
+    while (!file.empty() && (file.back() == '\n' || file.back() == ' ')) file.pop_back();
+    if (files.empty() || files.back() != file) files.push_back(std::move(file));
+  }
+  fclose(maps);
+  return files;
+}
+
+bool sameFile(const std::string& a, const std::string& b) {
+  struct stat sa{}, sb{};
+  return ::stat(a.c_str(), &sa) == 0 && ::stat(b.c_str(), &sb) == 0 && sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
+}
 
 std::unique_ptr<VendorTracer> loadVendor(State& s, const Accelerator* only) {
+  const std::vector<std::string> mappedBefore = mappedFiles();
   std::unique_ptr<VendorTracer> vendor;
   std::string tried;
   std::string override = trim(getenv("FLAGOS_TRACER_LIBRARY"));
   if (!override.empty()) {
     void* lib = dlopen(override.c_str(), RTLD_NOW | RTLD_GLOBAL);
     std::string missing;
-    if (lib && (vendor = bindAny(lib, missing)) && only && only->bind != bindFor(*vendor)) {
-      missing = std::string("it exports ") + vendor->name() + ", but FLAGOS_ACCELERATOR=" + only->name + " is traced by " +
-                only->tracer;
+    if (lib && (vendor = bindAny(lib, missing)) && only && std::string(vendor->name()) != only->vendor->row.label) {
+      missing = std::string("it exports ") + vendor->name() + ", but FLAGOS_ACCELERATOR=" + only->name +
+                " is traced by " + only->vendor->row.label;
       vendor.reset();
     }
     if (vendor) {
       s.libraryPath = override;
     } else {
       const std::string err = lib ? missing : (dlerror() ?: "unknown error");
-      diagnostic("S1", false, true, "[flagos-cupti-shim] FLAGOS_TRACER_LIBRARY=%s could not be loaded: %s",
-                 override.c_str(), err.c_str());
+      // Every vendor's override, so the agent's own prefix (torch_fl's CUPTI shim prints it as
+      // [flagos-cupti-shim]).
+      diagnostic("S1", false, true, "[flagos] FLAGOS_TRACER_LIBRARY=%s could not be loaded: %s", override.c_str(),
+                 err.c_str());
       tried += "FLAGOS_TRACER_LIBRARY=" + override + " (" + err + "); ";
     }
   }
   if (!vendor) {
+    // A library the process already loaded (a vendor's torch extension links it) is the one to use.
     void* self = dlopen(nullptr, RTLD_NOW);
     std::string missing;
-    if (self && exportsCupti(self) && allows(only, bindCupti) && (vendor = bindCupti(self, missing)))
-      s.libraryPath = "<process image>";
-    else if (self && exportsMspti(self) && allows(only, bindMspti) && (vendor = bindMspti(self, missing)))
-      s.libraryPath = "<process image>";
-    else if (self && exportsRoctracer(self) && allows(only, bindRoctracer) && (vendor = bindRoctracer(self, missing)))
-      s.libraryPath = "<process image>";
+    for (const Vendor& v : kBindings) {
+      if (!self || !allows(only, v) || !exports(self, v.row)) continue;
+      if ((vendor = v.bind(self, missing))) {
+        s.libraryPath = "<process image>";
+        break;
+      }
+    }
   }
-  struct Candidate {
-    const char* soname;
-    BindFn bind;
-    const char* missing;
-  };
-  const Candidate candidates[] = {
-      {"libcupti.so.13", bindCupti, "required CUPTI activity symbols are missing"},
-      {"libcupti.so.12", bindCupti, "required CUPTI activity symbols are missing"},
-      {"libcupti.so", bindCupti, "required CUPTI activity symbols are missing"},
-      {"libmspti.so", bindMspti, "required MSPTI activity symbols are missing"},
-      {"libroctracer64.so.4", bindRoctracer, "required ROCtracer activity symbols are missing"},
-      {"libroctracer64.so", bindRoctracer, "required ROCtracer activity symbols are missing"},
-  };
-  for (const Candidate& c : candidates) {
+  for (const Vendor& v : kBindings) {
     if (vendor) break;
-    if (!allows(only, c.bind)) continue;
-    void* lib = dlopen(c.soname, RTLD_NOW | RTLD_GLOBAL);
-    std::string missing;
-    if (lib && (vendor = c.bind(lib, missing))) {
-      s.libraryPath = c.soname;
-    } else {
-      const std::string err = lib ? (missing.empty() ? c.missing : missing) : (dlerror() ?: "unknown error");
-      tried += std::string(c.soname) + " (" + err + "); ";
+    if (!allows(only, v)) continue;
+    for (const char* soname : v.row.sonames) {
+      if (!soname || vendor) break;
+      void* lib = dlopen(soname, RTLD_NOW | RTLD_GLOBAL);
+      std::string missing;
+      if (lib && (vendor = v.bind(lib, missing))) {
+        s.libraryPath = soname;
+      } else {
+        const std::string err =
+            lib ? (missing.empty() ? std::string("required ") + v.row.label + " activity symbols are missing" : missing)
+                : (dlerror() ?: "unknown error");
+        tried += std::string(soname) + " (" + err + "); ";
+      }
     }
   }
   if (!vendor) {
     if (tried.size() >= 2) tried.resize(tried.size() - 2);
-    s.loadError = only ? std::string("no ") + only->tracer + " library for FLAGOS_ACCELERATOR=" + only->name +
-                             " could be loaded; tried " + tried
-                       : "no CUPTI-compatible, MSPTI or ROCtracer library could be loaded; tried " + tried;
-    diagnostic("C1", true, false, "[flagos] CUPTI not available, tracer not armed");
-    diagnostic("M1", true, false, "[flagos] libmspti is unavailable");
-    diagnostic("R25", true, false, "[flagos] libroctracer64 is unavailable");
+    s.loadError = only ? std::string("no ") + only->vendor->row.label + " library for FLAGOS_ACCELERATOR=" +
+                             only->name + " could be loaded; tried " + tried
+                       : "no vendor activity library could be loaded (" + vendorLabels() + "); tried " + tried;
+    // Each vendor's line once (the CUPTI family shares one).
+    std::vector<std::string_view> printed;
+    for (const Vendor& v : kBindings) {
+      if (!allows(only, v) || std::find(printed.begin(), printed.end(), v.row.unavailableLine) != printed.end()) continue;
+      printed.push_back(v.row.unavailableLine);
+      diagnostic(v.row.unavailableCode, true, false, "%s", v.row.unavailableLine);
+    }
     return nullptr;
   }
   // dladdr names the file the symbol actually came from.
   Dl_info info{};
   if (dladdr(vendor->anchorSymbol(), &info) && info.dli_fname) s.libraryPath = info.dli_fname;
+  s.loadedAtStart = s.libraryPath == "<process image>" ||
+                    std::any_of(mappedBefore.begin(), mappedBefore.end(),
+                                [&](const std::string& f) { return sameFile(f, s.libraryPath); });
   return vendor;
 }
-
-
 
 }  // namespace
 
@@ -424,23 +467,24 @@ std::unique_ptr<VendorTracer> loadVendor(State& s, const Accelerator* only) {
 std::unique_ptr<DeviceTracer> makeDeviceTracer(State& s) {
   std::string accelerator = trim(getenv("FLAGOS_ACCELERATOR"));
   for (char& c : accelerator) c = char(tolower(static_cast<unsigned char>(c)));
-  const Accelerator* only = nullptr;
+  std::optional<Accelerator> chosen;
   if (!accelerator.empty()) {
-    only = findAccelerator(accelerator);
-    if (only == nullptr) {
+    chosen = findAccelerator(accelerator);
+    if (!chosen) {
       std::string known;
-      for (const Accelerator& a : kAccelerators) known += std::string(known.empty() ? "" : ", ") + a.name;
+      for (const Accelerator& a : accelerators()) known += (known.empty() ? "" : ", ") + a.name;
       s.loadError = "FLAGOS_ACCELERATOR=" + accelerator + " is not an accelerator this agent knows (" + known + ")";
       diagnostic("E2", false, true, "[flagos] %s", s.loadError.c_str());
       return std::make_unique<UnavailableDeviceTracer>();
     }
-    if (only->bind == nullptr) {
-      s.loadError = std::string("no activity-API tracer is built for FLAGOS_ACCELERATOR=") + only->name +
+    if (chosen->vendor == nullptr) {
+      s.loadError = "no activity-API tracer is built for FLAGOS_ACCELERATOR=" + chosen->name +
                     ": device activity is not recorded (CPU profiling continues)";
       diagnostic("E3", true, false, "[flagos] %s", s.loadError.c_str());
       return std::make_unique<UnavailableDeviceTracer>();
     }
   }
+  const Accelerator* only = chosen ? &*chosen : nullptr;
   std::unique_ptr<VendorTracer> vendor = loadVendor(s, only);
   if (!vendor) return std::make_unique<UnavailableDeviceTracer>();
   s.vendor = vendor.get();
@@ -448,8 +492,9 @@ std::unique_ptr<DeviceTracer> makeDeviceTracer(State& s) {
 }
 
 const char* acceleratorTracer(const char* accelerator) {
-  const Accelerator* a = findAccelerator(accelerator ? accelerator : "");
-  return a ? a->tracer : nullptr;
+  const std::optional<Accelerator> a = findAccelerator(accelerator ? accelerator : "");
+  if (!a) return nullptr;
+  return a->vendor ? a->vendor->row.label : "none";
 }
 
 namespace {
@@ -468,6 +513,9 @@ __attribute__((constructor)) void agentLoad() {
   if (!s.vendor) return;
   s.vendor->armAtLoad();
   if (s.vendor->armed()) warmBuffers();
+  atexit([] {
+    if (state().vendor) state().vendor->shutdown();
+  });
 }
 
 // Writes the capture's head (header, library, what was produced before) into `fd`; the caller holds s.mutex.

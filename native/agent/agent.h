@@ -1,5 +1,5 @@
 // What the vendor-neutral part of libflagprof_agent.so (agent.cc) shares with the per-vendor bindings
-// (cupti_binding.cc, mspti_binding.cc, roctracer_binding.cc): the capture file, diagnostics, the activity-buffer pool, the records-frame
+// (native/vendors/<key>/binding.cc): the capture file, diagnostics, the activity-buffer pool, the records-frame
 // builder, and the interface each vendor implements. Nothing here is exported from the library.
 #pragma once
 
@@ -19,12 +19,13 @@
 
 #include "../tracer/device_tracer.h"
 #include "../tracer/fpc_format.h"
+#include "../vendors/vendors.h"
 
 namespace flagprof::agent {
 
 namespace fpc = flagprof::fpc;
 
-// One DeviceTracer per vendor activity API (cupti_binding.cc, mspti_binding.cc, roctracer_binding.cc), chosen once
+// One DeviceTracer per vendor activity API (native/vendors/<key>/binding.cc), chosen once
 // per process by MakeDeviceTracer(). The vendor file does what is vendor-specific (arming at load, the session,
 // correlation ids); this base does what every vendor shares: the DeviceTracer session over the capture, whose
 // drain() decodes what was recorded since start() with the same decoder the extension uses.
@@ -48,6 +49,8 @@ class VendorTracer : public DeviceTracer {
   // Push/pop of the torch id on the calling thread (pop with a real out-address: seed §MSPTI).
   virtual int pushExternal(uint64_t id, std::string& error) = 0;
   virtual int popExternal(std::string& error) = 0;
+  // At process exit, once (atexit): what the vendor needs before the process ends (MSPTI: unsubscribe, then flush).
+  virtual void shutdown() {}
 
   // DeviceTracer, the same for every vendor (agent.cc).
   bool available() const final;
@@ -59,15 +62,11 @@ class VendorTracer : public DeviceTracer {
   int deviceCount() const final;
 };
 
-// The binding for `lib` when it exports that vendor's activity API, else nullptr (and `missing` says why).
-std::unique_ptr<VendorTracer> bindCupti(void* lib, std::string& missing);
-std::unique_ptr<VendorTracer> bindMspti(void* lib, std::string& missing);
-std::unique_ptr<VendorTracer> bindRoctracer(void* lib, std::string& missing);
-// Whether `lib` exports the symbol a vendor is recognised by (cuptiActivity* / msptiActivity* /
-// roctracer_enable_domain_activity*).
-bool exportsCupti(void* lib);
-bool exportsMspti(void* lib);
-bool exportsRoctracer(void* lib);
+// The binding for `lib` when it exports that vendor's activity API, else nullptr (and `missing` says why):
+// `bind_<key>` for each vendor of the table, in native/vendors/<key>/binding.cc.
+#define FLAGPROF_DECLARE_BINDING(key) std::unique_ptr<VendorTracer> bind_##key(void* lib, std::string& missing);
+FLAGPROF_FOR_EACH_VENDOR(FLAGPROF_DECLARE_BINDING)
+#undef FLAGPROF_DECLARE_BINDING
 
 constexpr size_t kBufferSize = 8u << 20;
 // Buffers written at load so the vendor never fills fresh pages on a launching thread: it delivers buffers on
@@ -80,6 +79,9 @@ struct State {
   std::unique_ptr<DeviceTracer> tracer;  // the process's one tracer (MakeDeviceTracer at load)
   VendorTracer* vendor = nullptr;         // the same object when a vendor library is bound, else nullptr
   std::string libraryPath;
+  // The bound library was in the process's link map before the agent loaded it (preloaded, or linked by the
+  // program): read from /proc/self/maps, never from the LD_PRELOAD string, which may name a file that did not load.
+  bool loadedAtStart = false;
   std::string loadError;
   bool traceOn = false;
   int fd = -1;

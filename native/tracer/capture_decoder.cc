@@ -8,8 +8,7 @@
 #include <sys/mman.h>
 
 #include "fpc_format.h"
-#include "mspti_decode.h"
-#include "roctracer_decode.h"
+#include "../vendors/vendors.h"
 
 namespace flagprof {
 
@@ -82,44 +81,8 @@ class ExternalTable {
   size_t populated_ = 0;
 };
 
-// What the decoder needs from a vendor, resolved at compile time: the CUPTI path pays no call or branch for
-// the other vendors.
-struct CuptiRecords {
-  static constexpr bool kNamesFromStrings = false;  // runtime names from callback ids, after the whole file
-  static constexpr bool kKernelType = false;        // one string per record
-  static constexpr bool kWideCorrelation = false;   // 32-bit correlation ids
-  static RecordClass parse(const uint8_t* rec, size_t size, ParsedRecord& r) { return cupti::parseRecord(rec, size, r); }
-  static std::string memcpyName(const ParsedRecord& r) { return cupti::memcpyName(r); }
-  static std::string memsetName(const ParsedRecord& r) { return cupti::memsetName(r); }
-  static std::string callName(const ParsedRecord& r, const cupti::DecodeContext& c) { return cupti::eventName(r, {}, c); }
-};
-
-struct MsptiRecords {
-  static constexpr bool kNamesFromStrings = true;  // API records point to their name
-  static constexpr bool kKernelType = true;        // kernels point to a name and a type
-  static constexpr bool kWideCorrelation = true;   // 64-bit correlation ids
-  static RecordClass parse(const uint8_t* rec, size_t size, ParsedRecord& r) { return mspti::parseRecord(rec, size, r); }
-  static std::string memcpyName(const ParsedRecord& r) { return mspti::memcpyName(r); }
-  static std::string memsetName(const ParsedRecord& r) { return mspti::memsetName(r); }
-  static std::string callName(const ParsedRecord&, const cupti::DecodeContext&) { return mspti::kGenericRuntimeName; }
-};
-
-// ROCtracer: kernels point to their name as CUPTI's do; API calls carry a HIP API id resolved by a names frame
-// (domain HIP_API) written after the final flush; correlation ids are 64-bit.
-struct RoctracerRecords {
-  static constexpr bool kNamesFromStrings = false;
-  static constexpr bool kKernelType = false;
-  static constexpr bool kWideCorrelation = true;
-  static RecordClass parse(const uint8_t* rec, size_t size, ParsedRecord& r) {
-    return roctracer::parseRecord(rec, size, r);
-  }
-  static std::string memcpyName(const ParsedRecord& r) { return roctracer::memcpyName(r); }
-  static std::string memsetName(const ParsedRecord& r) { return roctracer::memsetName(r); }
-  static std::string callName(const ParsedRecord& r, const cupti::DecodeContext& c) {
-    return roctracer::runtimeName(r.cbid, c.runtimeNamesFromLibrary);
-  }
-};
-
+// Each vendor's `Records` traits (native/vendors/<key>/decode.h) are resolved at compile time: the CUPTI path pays
+// no call or branch for the other vendors.
 template <typename Vendor>
 class Decoder {
  public:
@@ -208,7 +171,7 @@ class Decoder {
   std::unordered_map<uint32_t, uint32_t> copyNames_;
   ExternalTable denseExternal_;
   ParsedRecord parsed_;  // reused: see parseRecord
-  bool warnedImplausible_ = false, warnedMalformed_ = false, warnedCorrelation_ = false;
+  bool warnedImplausible_ = false, warnedMalformed_ = false, warnedCorrelation_ = false, warnedWrapped_ = false;
 
   // Columns are sized once to the most events the file can hold (an event record takes at least 48 bytes with
   // its entry header) and written through plain pointers: push_back would re-read every column's end pointer
@@ -344,7 +307,8 @@ class Decoder {
     const uint32_t domain = load<uint32_t>(p);
     const uint32_t count = load<uint32_t>(p + 4);
     size_t at = 8;
-    auto& table = domain == FP_CUPTI_CB_DOMAIN_DRIVER_API_ID ? out_.context.driverNames : out_.context.runtimeNamesFromLibrary;
+    if (domain == fpc::kDeviceIndexDomain) return deviceIndexFrame(p, length, offset, count);
+    auto& table = domain == FP_CUPTI_CB_DOMAIN_DRIVER_API_ID ? out_.context.driverNames : out_.context.runtimeNames;
     for (uint32_t i = 0; i < count; ++i) {
       if (length - at < 8) return malformedFrame(offset, "names frame entry overruns");
       const uint32_t id = load<uint32_t>(p + at);
@@ -364,6 +328,25 @@ class Decoder {
 
   static constexpr uint32_t FP_CUPTI_CB_DOMAIN_DRIVER_API_ID = 1;
 
+  void deviceIndexFrame(const uint8_t* p, uint32_t length, size_t offset, uint32_t count) {
+    size_t at = 8;
+    for (uint32_t i = 0; i < count; ++i) {
+      if (length - at < 8) return malformedFrame(offset, "device index frame entry overruns");
+      const uint32_t id = load<uint32_t>(p + at);
+      const uint32_t n = load<uint32_t>(p + at + 4);
+      at += 8;
+      if (n > length - at || n == 0 || n > 9) return malformedFrame(offset, "device index frame entry overruns");
+      uint32_t index = 0;
+      for (uint32_t k = 0; k < n; ++k) {
+        const uint8_t c = p[at + k];
+        if (c < '0' || c > '9') return malformedFrame(offset, "device index is not a number");
+        index = index * 10 + (c - '0');
+      }
+      out_.context.deviceIndex[id] = index;
+      at += n;
+    }
+  }
+
   void setExternal(uint32_t correlation, int64_t externalId) {
     // Dense while ids stay near the record count (CUPTI numbers them 1, 2, 3...); a map for anything else, so a
     // stray huge id cannot make the decoder allocate gigabytes.
@@ -381,7 +364,7 @@ class Decoder {
   uint32_t runningCrc_ = 0;
   bool deferring_ = false;
   std::vector<std::pair<uint32_t, int64_t>> pendingExternal_;
-  std::vector<cupti::DeviceProperties> pendingDevices_;
+  std::vector<DeviceProperties> pendingDevices_;
 
   void checkUpTo(const uint8_t* to) {
     while (checkedTo_ < to) {
@@ -395,7 +378,7 @@ class Decoder {
     const size_t events = n_, diagnostics = out_.diagnostics.size();
     const CaptureCounts counts = out_.counts;
     const bool warnedImplausible = warnedImplausible_, warnedMalformed = warnedMalformed_;
-    const bool warnedCorrelation = warnedCorrelation_;
+    const bool warnedCorrelation = warnedCorrelation_, warnedWrapped = warnedWrapped_;
     checkedTo_ = data_ + offset;
     frameEnd_ = payload + length;
     runningCrc_ = 0;
@@ -413,6 +396,7 @@ class Decoder {
       warnedImplausible_ = warnedImplausible;
       warnedMalformed_ = warnedMalformed;
       warnedCorrelation_ = warnedCorrelation;
+      warnedWrapped_ = warnedWrapped;
       return false;
     }
     for (const auto& [correlation, externalId] : pendingExternal_) setExternal(correlation, externalId);
@@ -458,7 +442,7 @@ class Decoder {
     ParsedRecord& r = parsed_;
     const RecordClass cls = Vendor::parse(rec, size, r);
     if constexpr (Vendor::kWideCorrelation) {
-      if (r.correlationOutOfRange) correlationOutOfRange(offset);
+      if (r.correlationWrapped) correlationWrapped(r, offset);
     }
     switch (cls) {
       case RecordClass::Event: break;
@@ -476,8 +460,8 @@ class Decoder {
         }
         return;
       case RecordClass::Device: {
-        cupti::DeviceProperties d;
-        if (cupti::parseDeviceRecord(rec, size, d)) {
+        DeviceProperties d;
+        if (Vendor::parseDevice(rec, size, d)) {
           if (deferring_) {
             pendingDevices_.push_back(d);
           } else {
@@ -567,13 +551,23 @@ class Decoder {
     if constexpr (Vendor::kKernelType) out_.detail[i] = detailIndex;
   }
 
-  void correlationOutOfRange(size_t offset) {
+  void correlationWrapped(const ParsedRecord& r, size_t offset) {
+    out_.counts.correlationWrapped++;
+    if (!warnedWrapped_) {
+      warnedWrapped_ = true;
+      note("info", "correlation-wrap",
+           "activity record at offset " + std::to_string(offset) +
+               " carries a correlation id above 4294967295: such ids are kept modulo 2^32 (unique within a "
+               "capture, which spans far fewer ids) and counted",
+           int64_t(offset));
+    }
+    if (!r.correlationOutOfRange) return;
     out_.counts.correlationOutOfRange++;
     if (warnedCorrelation_) return;
     warnedCorrelation_ = true;
     note("warning", "correlation-range",
          "activity record at offset " + std::to_string(offset) +
-             " carries a correlation id above 4294967295: such records are kept without a correlation (no flow "
+             " carries a correlation id that is 0 modulo 2^32: such records are kept without a correlation (no flow "
              "arrow, not linked through their runtime call) and counted",
          int64_t(offset));
   }
@@ -593,7 +587,7 @@ class Decoder {
     }
     uint32_t& cached = frameStringName_[stringIndex];
     if (cached == kNoString) {
-      const mspti::KernelStrings s = mspti::splitKernelStrings(frameStrings_[stringIndex]);
+      const auto s = Vendor::kernelStrings(frameStrings_[stringIndex]);
       if (s.name.empty()) {
         cached = copyName(0xfffffffeu, [] { return std::string("kernel"); });
       } else {
@@ -610,7 +604,7 @@ class Decoder {
 
   uint32_t runtimeFromString(uint32_t stringIndex) {
     if (stringIndex >= frameStrings_.size() || frameStrings_[stringIndex].empty())
-      return copyName(0xfffffffdu, [] { return std::string(mspti::kGenericRuntimeName); });
+      return copyName(0xfffffffdu, [] { return Vendor::callName(ParsedRecord{}, DecodeContext{}); });
     uint32_t& cached = frameStringName_[stringIndex];
     if (cached == kNoString) cached = rawName(frameStrings_[stringIndex]);
     return cached;
@@ -666,6 +660,10 @@ class Decoder {
         if (it != o.context.externalByCorrelation.end()) ext = it->second;
       }
       o.external[i] = ext;
+      if (!o.context.deviceIndex.empty()) {
+        auto index = o.context.deviceIndex.find(o.device[i]);
+        if (index != o.context.deviceIndex.end()) o.device[i] = index->second;
+      }
       if constexpr (Vendor::kNamesFromStrings) continue;
       const uint8_t kind = o.kind[i];
       if (kind == uint8_t(EventKind::Runtime) || kind == uint8_t(EventKind::Driver)) {
@@ -680,6 +678,72 @@ class Decoder {
         }
       }
     }
+    if constexpr (Vendor::kCoalesceRuntime) coalesceRuntime();
+  }
+
+  // MSPTI reports a launch more than once (the operator's API record and the runtime's, RUNTIME_API and ACL_API):
+  // one correlation id, several runtime events. Only one may carry it, or a device event has several launches
+  // and its flow several starts. Kept (seed 000): for a kernel the launch API, for a copy or a fill the copy or
+  // set API, else the first; the others keep their External id but no correlation, and are counted.
+  void coalesceRuntime() {
+    auto& o = out_;
+    const size_t n = o.size();
+    uint32_t lo = UINT32_MAX, hi = 0;
+    for (size_t i = 0; i < n; ++i)
+      if (o.kind[i] == uint8_t(EventKind::Runtime) && o.correlation[i]) {
+        lo = std::min(lo, o.correlation[i]);
+        hi = std::max(hi, o.correlation[i]);
+      }
+    if (lo > hi) return;
+    // Dense while ids stay near the event count (they are numbered one by one); a map for anything else.
+    const bool dense = uint64_t(hi - lo) < 4 * uint64_t(n) + 1024;
+    std::vector<uint32_t> firstDense(dense ? size_t(hi - lo) + 1 : 0, kNoString);
+    std::unordered_map<uint32_t, uint32_t> firstSparse;
+    std::unordered_map<uint32_t, std::vector<uint32_t>> repeated;  // correlation -> its runtime events
+    for (size_t i = 0; i < n; ++i) {
+      if (o.kind[i] != uint8_t(EventKind::Runtime) || !o.correlation[i]) continue;
+      const uint32_t c = o.correlation[i];
+      uint32_t& first = dense ? firstDense[c - lo] : firstSparse.try_emplace(c, kNoString).first->second;
+      if (first == kNoString) {
+        first = uint32_t(i);
+        continue;
+      }
+      auto& group = repeated[c];
+      if (group.empty()) group.push_back(first);
+      group.push_back(uint32_t(i));
+    }
+    if (repeated.empty()) return;
+    std::unordered_map<uint32_t, uint8_t> deviceKind;
+    for (size_t i = 0; i < n; ++i) {
+      const uint8_t k = o.kind[i];
+      if ((k == uint8_t(EventKind::Kernel) || k == uint8_t(EventKind::Memcpy) || k == uint8_t(EventKind::Memset)) &&
+          repeated.count(o.correlation[i]))
+        deviceKind.emplace(o.correlation[i], k);
+    }
+    for (auto& [correlation, group] : repeated) {
+      auto kind = deviceKind.find(correlation);
+      const char* want = kind == deviceKind.end()              ? nullptr
+                         : kind->second == uint8_t(EventKind::Kernel) ? "Launch"
+                         : kind->second == uint8_t(EventKind::Memcpy) ? "Memcpy"
+                                                                      : "Memset";
+      uint32_t keep = group.front();
+      if (want)
+        for (uint32_t i : group)
+          if (o.names[o.name[i]].find(want) != std::string::npos) {
+            keep = i;
+            break;
+          }
+      for (uint32_t i : group)
+        if (i != keep) {
+          o.correlation[i] = 0;
+          o.counts.runtimeCoalesced++;
+        }
+    }
+    note("info", "runtime-coalesced",
+         std::to_string(o.counts.runtimeCoalesced) +
+             " runtime records shared their launch's correlation id with another: each launch keeps one (the "
+             "launch, copy or set API), the others keep their External id without a correlation",
+         -1);
   }
 
   uint32_t nameFor(EventKind kind, uint32_t cbid) {
@@ -720,13 +784,22 @@ bool decodeCapture(const uint8_t* data, size_t size, DecodedCapture& out, std::s
   out.pid = load<uint32_t>(data + 20);
   out.calibration.emplace_back(load<uint64_t>(data + 24), load<uint64_t>(data + 32));
   switch (out.vendor) {
-    case fpc::VendorCupti: Decoder<CuptiRecords>(data, size, out, options).run(); return true;
-    case fpc::VendorMspti: Decoder<MsptiRecords>(data, size, out, options).run(); return true;
-    case fpc::VendorRoctracer: Decoder<RoctracerRecords>(data, size, out, options).run(); return true;
-    default:
-      error = "capture from vendor " + std::to_string(out.vendor) +
-              " at offset 12: this build decodes CUPTI (1), MSPTI (2) and ROCtracer (3)";
+#define FLAGPROF_DECODE_VENDOR(key)                                  \
+  case key::Records::kId:                                            \
+    Decoder<key::Records>(data, size, out, options).run();           \
+    return true;
+    FLAGPROF_FOR_EACH_VENDOR(FLAGPROF_DECODE_VENDOR)
+#undef FLAGPROF_DECODE_VENDOR
+    default: {
+      std::vector<const VendorRow*> rows;
+      for (const VendorRow& v : kVendors) rows.push_back(&v);
+      std::sort(rows.begin(), rows.end(), [](const VendorRow* a, const VendorRow* b) { return a->id < b->id; });
+      std::string known;
+      for (const VendorRow* v : rows)
+        known += std::string(known.empty() ? "" : ", ") + v->label + " (" + std::to_string(v->id) + ")";
+      error = "capture from vendor " + std::to_string(out.vendor) + " at offset 12: this build decodes " + known;
       return false;
+    }
   }
 }
 
@@ -734,6 +807,32 @@ namespace {
 std::string_view kernelType(const DecodedCapture& c, size_t i) {
   if (i >= c.detail.size() || c.detail[i] >= c.names.size()) return {};
   return c.names[c.detail[i]];
+}
+
+EventContext eventContext(const DecodedCapture& c, size_t i, const ParsedRecord& r) {
+  EventContext e;
+  auto dev = c.context.devices.find(r.device);
+  if (dev != c.context.devices.end()) e.device = &dev->second;
+  e.detail = kernelType(c, i);
+  return e;
+}
+
+// The record of event i, read again by its vendor's parser, and its vendor's metadata writer.
+template <typename Write>
+void withRecord(const DecodedCapture& c, size_t i, const uint8_t* data, Write write) {
+  ParsedRecord r;
+  switch (c.vendor) {
+#define FLAGPROF_EVENT_VENDOR(key)                                                                     \
+  case key::Records::kId:                                                                              \
+    key::Records::parse(data + c.recordOffset[i], c.recordSize[i], r);                                 \
+    r.device = c.device[i]; /* the process's device index (the decoder mapped physical ids) */         \
+    write(r, eventContext(c, i, r), [](auto&&... args) { key::Records::metadata(args...); },           \
+          [](auto&&... args) { key::Records::metadataJson(args...); });                                \
+    return;
+    FLAGPROF_FOR_EACH_VENDOR(FLAGPROF_EVENT_VENDOR)
+#undef FLAGPROF_EVENT_VENDOR
+    default: return;  // decodeCapture refuses captures of other vendors
+  }
 }
 }  // namespace
 
@@ -748,41 +847,18 @@ DeviceEvent eventAt(const DecodedCapture& c, size_t i, const uint8_t* data) {
   e.stream = c.stream[i];
   e.thread_id = c.thread[i];
   e.name = c.names[c.name[i]];
-  ParsedRecord r;
-  if (c.vendor == fpc::VendorMspti) {
-    mspti::parseRecord(data + c.recordOffset[i], c.recordSize[i], r);
-    mspti::appendMetadata(r, e.external_correlation_id, kernelType(c, i), e.metadata);
-    return e;
-  }
-  if (c.vendor == fpc::VendorRoctracer) {
-    roctracer::parseRecord(data + c.recordOffset[i], c.recordSize[i], r);
-    roctracer::appendMetadata(r, e.external_correlation_id, e.metadata);
-    return e;
-  }
-  cupti::parseRecord(data + c.recordOffset[i], c.recordSize[i], r);
-  auto dev = c.context.devices.find(r.device);
-  cupti::appendMetadata(r, e.external_correlation_id, dev == c.context.devices.end() ? nullptr : &dev->second,
-                        e.metadata);
+  withRecord(c, i, data, [&](const ParsedRecord& r, const EventContext& x, auto metadata, auto) {
+    metadata(r, e.external_correlation_id, x, e.metadata);
+  });
   return e;
 }
 
 void appendEventArgsJson(std::string& out, const DecodedCapture& c, size_t i, const uint8_t* data) {
-  ParsedRecord r;
   std::optional<int64_t> ext;
   if (c.external[i] != kNoExternalId) ext = c.external[i];
-  if (c.vendor == fpc::VendorMspti) {
-    mspti::parseRecord(data + c.recordOffset[i], c.recordSize[i], r);
-    mspti::appendMetadataJson(r, ext, kernelType(c, i), out);
-    return;
-  }
-  if (c.vendor == fpc::VendorRoctracer) {
-    roctracer::parseRecord(data + c.recordOffset[i], c.recordSize[i], r);
-    roctracer::appendMetadataJson(r, ext, out);
-    return;
-  }
-  cupti::parseRecord(data + c.recordOffset[i], c.recordSize[i], r);
-  auto dev = c.context.devices.find(r.device);
-  cupti::appendMetadataJson(r, ext, dev == c.context.devices.end() ? nullptr : &dev->second, out);
+  withRecord(c, i, data, [&](const ParsedRecord& r, const EventContext& x, auto, auto metadataJson) {
+    metadataJson(r, ext, x, out);
+  });
 }
 
 }  // namespace flagprof

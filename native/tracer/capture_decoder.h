@@ -1,6 +1,6 @@
 // Decodes a whole .fpc capture into columns of DeviceEvents (the addon hands them to the extension host as
 // typed arrays without copying) plus counts and diagnostics, with the decoder of the vendor the header names
-// (CUPTI, MSPTI or ROCtracer; one decoder instance per vendor, chosen once per capture). Damaged frames are skipped and reported by
+// (native/vendors/vendors.h; one decoder instance per vendor, chosen once per capture). Damaged frames are skipped and reported by
 // offset; only a file that is not a capture at all (magic, version, header) is an error.
 #pragma once
 
@@ -12,8 +12,8 @@
 #include <vector>
 
 #include "column.h"
-#include "cupti_decode.h"
 #include "device_tracer.h"
+#include "parsed_record.h"
 
 namespace flagprof {
 
@@ -33,8 +33,11 @@ struct CaptureCounts {
   uint64_t externalCorrelation = 0, deviceRecords = 0, ignored = 0;
   uint64_t noTiming = 0, implausible = 0, malformed = 0;
   uint64_t dropped = 0;  // records the vendor reported as dropped
-  // Records whose 64-bit vendor correlation id (MSPTI, ROCtracer) does not fit the 32-bit columns: kept without a
-  // correlation (no flow, no link through their runtime call) rather than with a truncated id.
+  // Records whose 64-bit vendor correlation id (MSPTI, ROCtracer) was past 2^32 - 1: kept modulo 2^32
+  // (parsed_record.h), and of those the ones whose residue is 0, kept without a correlation.
+  uint64_t correlationWrapped = 0;
+  // Runtime records that shared a launch's correlation id with another and gave it up (MSPTI, capture_decoder.cc).
+  uint64_t runtimeCoalesced = 0;
   uint64_t correlationOutOfRange = 0;
 };
 
@@ -63,7 +66,7 @@ struct DecodedCapture {
   // records point to one string (CUPTI).
   std::vector<uint32_t> detail;
 
-  cupti::DecodeContext context;
+  DecodeContext context;  // what the whole capture says beyond single records
   CaptureCounts counts;
   std::vector<CaptureDiagnostic> diagnostics;
 

@@ -10,7 +10,8 @@
 //
 // Frame: u32 type | u32 payload length | payload | u32 crc32c of (type, length, payload).
 //
-// Vendors: the header's vendor field says whose records the records frames carry and which decoder reads them.
+// Vendors: the header's vendor field says whose records the records frames carry and which decoder reads them;
+// the ids are the vendor table's (native/vendors/vendors.h), never reused.
 // MSPTI (2) was added without a new format version: frames are laid out as for CUPTI (1), so version-1 CUPTI
 // captures decode unchanged and a reader that predates MSPTI rejects vendor 2 by name. What differs is only what
 // a record's string is: an MSPTI API record's string is its API name (MSPTI has no callback ids), and a kernel
@@ -38,7 +39,7 @@ inline constexpr uint16_t kFormatVersion = 1;
 inline constexpr size_t kHeaderSize = 64;
 inline constexpr size_t kFrameOverhead = 12;  // type + length + crc32
 
-enum Vendor : uint32_t { VendorUnknown = 0, VendorCupti = 1, VendorMspti = 2, VendorRoctracer = 3 };
+inline constexpr uint32_t kDeviceIndexDomain = 256;
 
 enum FrameType : uint32_t {
   // u32 string count, {u32 length, bytes}*, u32 record count, {u32 size, u32 string index or ~0u, bytes}*.
@@ -46,7 +47,8 @@ enum FrameType : uint32_t {
   // also an API name, and a kernel's name and type joined by a NUL byte: see above).
   FrameRecords = 1,
   // u32 callback domain (CUPTI: 1 driver, 2 runtime; ROCtracer: 3 HIP API), u32 count, {u32 id, u32 length,
-  // bytes}*: API names resolved after the flush.
+  // bytes}*: API names resolved after the flush. Domain kDeviceIndexDomain maps the device ids records carry to
+  // the process's device indices (the name is the index in decimal): MSPTI's ids are physical.
   FrameNames = 2,
   // u32 phase (0 open, 1 start, 2 stop), u32 0, u64 vendor clock, u64 realtime clock.
   FrameCalibration = 3,

@@ -7,7 +7,10 @@
 #include <cstdint>
 #include <cstring>
 #include <map>
+#include <optional>
 #include <string>
+#include <string_view>
+#include <unordered_map>
 
 #include "device_tracer.h"
 
@@ -44,9 +47,38 @@ struct ParsedRecord {
   // external correlation
   uint32_t externalKind = 0;
   uint64_t externalId = 0;
-  // Vendors with 64-bit correlation ids (MSPTI, ROCtracer): the id did not fit the 32-bit columns, `correlation` holds 0
-  // (no correlation) instead of a truncated id that could pair the wrong records.
+  // Vendors with 64-bit correlation ids (MSPTI, ROCtracer): the id was past 2^32 - 1 and is kept modulo 2^32
+  // (setWideCorrelation), or, the one residue 0 cannot be, kept without a correlation.
+  bool correlationWrapped = false;
   bool correlationOutOfRange = false;
+};
+
+// A device's limits, from the vendors that report them (CUPTI and the CUPTI-compatible ones): the occupancy
+// estimate of their kernels needs them.
+struct DeviceProperties {
+  uint32_t id = 0;
+  uint32_t numMultiprocessors = 0, threadsPerWarp = 32;
+  uint32_t maxWarpsPerMultiprocessor = 0, maxBlocksPerMultiprocessor = 0;
+  uint32_t maxSharedMemoryPerMultiprocessor = 0, maxRegistersPerMultiprocessor = 0;
+  uint32_t maxRegistersPerBlock = 0, maxThreadsPerBlock = 0;
+  uint32_t computeCapabilityMajor = 0, computeCapabilityMinor = 0;
+};
+
+// What the whole capture tells the decoder beyond single records, whatever the vendor: its external
+// correlations, device properties and the API names the agent resolved after the flush (names frames).
+struct DecodeContext {
+  std::unordered_map<uint32_t, int64_t> externalByCorrelation;  // from EXTERNAL_CORRELATION records
+  std::unordered_map<uint32_t, DeviceProperties> devices;       // from DEVICE records
+  std::unordered_map<uint32_t, std::string> driverNames;        // names frames of the driver domain (1)
+  std::unordered_map<uint32_t, std::string> runtimeNames;       // names frames of the other domains
+  std::unordered_map<uint32_t, uint32_t> deviceIndex;           // device id in records -> the process's index
+};
+
+// What an event's metadata needs besides its record: the device it ran on, when the capture described it, and
+// the record's second string (an MSPTI kernel's type), when it has one.
+struct EventContext {
+  const DeviceProperties* device = nullptr;
+  std::string_view detail;
 };
 
 // A field of a record at a byte offset (records are copied bytes: no alignment assumed).
@@ -57,12 +89,15 @@ inline T loadAt(const uint8_t* record, size_t offset) {
   return v;
 }
 
-// A 64-bit vendor correlation id into the 32-bit columns: ids that do not fit leave 0 (no correlation) and set
-// correlationOutOfRange, rather than a truncated id that could pair the wrong records.
+// A 64-bit vendor correlation id into the 32-bit columns. Ids past 2^32 - 1 are kept modulo 2^32
+// (correlationWrapped): the vendors number correlations one by one, so the ids of one capture span far fewer than
+// 2^32 values and stay unique after the wrap, and a launch's records, which share an id, still pair. The one
+// residue that cannot be kept is 0 (the columns' "none"): such a record keeps no correlation
+// (correlationOutOfRange) rather than one that could pair the wrong records.
 inline void setWideCorrelation(ParsedRecord& r, uint64_t id) {
-  const bool fits = id <= 0xffffffffull;
-  r.correlation = fits ? uint32_t(id) : 0;
-  r.correlationOutOfRange = !fits;
+  r.correlation = uint32_t(id);
+  r.correlationWrapped = id > 0xffffffffull;
+  r.correlationOutOfRange = r.correlationWrapped && r.correlation == 0;
 }
 
 // Event for plausible times; start == end == 0 is the vendors' "no timing"; a negative or hour-long span means the

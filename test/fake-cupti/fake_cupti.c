@@ -41,7 +41,7 @@ typedef CUpti_ActivityDevice5 device_rec;
 #define COMPLETE_T CUpti_BuffersCallbackCompleteFunc
 #define SET_KIND(r, k) ((r)->kind = (CUpti_ActivityKind)(k))
 #else
-#include "cupti_mirror.h"
+#include "vendors/cupti/mirror.h"
 typedef int res_t;
 typedef fp_cupti_kernel10 kernel_rec;
 typedef fp_cupti_memcpy6 memcpy_rec;

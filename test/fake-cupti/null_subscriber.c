@@ -10,7 +10,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 
-#include "cupti_mirror.h"
+#include "vendors/cupti/mirror.h"
 
 #define BUFFER_SIZE ((size_t)8 << 20)
 #define FLUSH_FORCED 1u

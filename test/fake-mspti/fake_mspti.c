@@ -14,11 +14,22 @@
  *   that stops before the end makes the next buffer on that thread start mid-way.
  * - msptiActivityPopExternalCorrelationId(kind, NULL) fails and pops nothing (CANN 9.0).
  *
+ * Three more of CANN's behaviours, each behind a knob so the plain fake stays simple:
+ * - FAKE_MSPTI_NEEDS_PRELOAD=1: msptiActivityEnable(MEMCPY / MEMSET) returns 6 ("without LD_PRELOAD") unless this
+ *   library was loaded at process start (it is named in LD_PRELOAD, as CANN's interposer has to be).
+ * - FAKE_MSPTI_LAUNCH_API=1: each kernel launch also writes the runtime's aclrtLaunchKernel API record inside the
+ *   operator's, with the same correlation id, as CANN's RUNTIME_API and ACL_API kinds both report a launch.
+ * - Device ids are physical, as CANN reports them: the first id of ASCEND_RT_VISIBLE_DEVICES (0 when unset).
+ * At exit it says on stderr how many records a subscriber left undelivered: a consumer must unsubscribe and then
+ * flush before the process ends.
+ *
  * FAKE_MSPTI_DROP_EVERY=N drops every Nth device record and reports it through
  * msptiActivityGetNumDroppedRecords; FAKE_MSPTI_FIRST_CORRELATION sets the first correlation id (ids above
  * 2^32 - 1 exercise the 64-bit path). It computes nothing on any device. */
 #define _GNU_SOURCE
+#include <dlfcn.h>
 #include <pthread.h>
+#include <stdio.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -29,7 +40,7 @@
 #include "../fake-vendor/delivery.h"
 #include "../fake-vendor/names.h"
 
-#include "mspti_mirror.h"
+#include "vendors/mspti/mirror.h"
 
 typedef void (*request_fn)(uint8_t**, size_t*, size_t*);
 typedef void (*complete_fn)(uint8_t*, size_t, size_t);
@@ -46,6 +57,8 @@ static size_t buffer_size, buffer_used;
 static uint64_t next_correlation = 1;
 static uint64_t stream_busy_until;
 static uint64_t drop_every, device_records, dropped;
+static uint32_t physical_device;
+static int needs_preload, preloaded, launch_api;
 static __thread uint64_t ext_stack[64];
 static __thread int ext_depth;
 
@@ -118,9 +131,15 @@ static void* reserve_locked(uint32_t kind) {
 static __thread uint32_t cached_tid;
 static uint32_t cached_pid;
 
+static void api_record_locked2(const char* name, uint64_t start, uint64_t end, uint64_t correlation, int external);
+
 static void api_record_locked(const char* name, uint64_t start, uint64_t end, uint64_t correlation) {
+  api_record_locked2(name, start, end, correlation, 1);
+}
+
+static void api_record_locked2(const char* name, uint64_t start, uint64_t end, uint64_t correlation, int external) {
   if (!enabled[FP_MSPTI_KIND_API]) return;
-  if (enabled[FP_MSPTI_KIND_EXTERNAL_CORRELATION] && ext_depth > 0) {
+  if (external && enabled[FP_MSPTI_KIND_EXTERNAL_CORRELATION] && ext_depth > 0) {
     fp_mspti_external_correlation* e = reserve_locked(FP_MSPTI_KIND_EXTERNAL_CORRELATION);
     if (e) {
       e->externalKind = FP_MSPTI_EXTERNAL_KIND_CUSTOM0;
@@ -171,13 +190,14 @@ void fake_mspti_launch_kernel(const char* api, const char* kernel, const char* t
     if (k) {
       k->start = start;
       k->end = start + duration_ns;
-      k->ds.deviceId = 0;
+      k->ds.deviceId = physical_device;
       k->ds.streamId = 3;
       k->correlationId = correlation;
       k->type = own_name_locked(type);
       k->name = own_name_locked(kernel);
     }
   }
+  if (launch_api) api_record_locked2("aclrtLaunchKernel", t0 + 300, now_ns(), correlation, 0);
   api_record_locked(api, t0, now_ns(), correlation);
   pthread_mutex_unlock(&lock);
 }
@@ -196,7 +216,7 @@ void fake_mspti_memcpy(const char* api, uint64_t bytes, int copy_kind, int is_as
       m->bytes = bytes;
       m->start = start;
       m->end = start + duration;
-      m->deviceId = 0;
+      m->deviceId = physical_device;
       m->streamId = 3;
       m->correlationId = correlation;
       m->isAsync = (uint8_t)(is_async != 0);
@@ -221,7 +241,7 @@ void fake_mspti_memset(const char* api, uint64_t bytes, int value, int is_async)
       m->bytes = bytes;
       m->start = start;
       m->end = start + duration;
-      m->deviceId = 0;
+      m->deviceId = physical_device;
       m->streamId = 3;
       m->correlationId = correlation;
       m->isAsync = (uint8_t)(is_async != 0);
@@ -302,8 +322,38 @@ int msptiActivityRegisterCallbacks(request_fn request, complete_fn complete) {
   return FP_MSPTI_SUCCESS;
 }
 
+/* Whether this library is named in LD_PRELOAD: CANN's interposer only sees the copies when loaded at start. */
+static int named_in_preload(void) {
+  const char* preload = getenv("LD_PRELOAD");
+  Dl_info self;
+  if (!preload || !dladdr((void*)named_in_preload, &self) || !self.dli_fname) return 0;
+  const char* base = strrchr(self.dli_fname, '/');
+  return strstr(preload, base ? base + 1 : self.dli_fname) != NULL;
+}
+
+__attribute__((constructor)) static void read_knobs(void) {
+  const char* visible = getenv("ASCEND_RT_VISIBLE_DEVICES");
+  physical_device = visible && *visible ? (uint32_t)strtoul(visible, NULL, 10) : 0;
+  needs_preload = getenv("FAKE_MSPTI_NEEDS_PRELOAD") && strcmp(getenv("FAKE_MSPTI_NEEDS_PRELOAD"), "1") == 0;
+  launch_api = getenv("FAKE_MSPTI_LAUNCH_API") && strcmp(getenv("FAKE_MSPTI_LAUNCH_API"), "1") == 0;
+  preloaded = named_in_preload();
+}
+
+/* A subscriber that exits without unsubscribing and flushing leaves its last records in the library. */
+__attribute__((destructor)) static void report_undelivered(void) {
+  pthread_mutex_lock(&lock);
+  size_t left = buffer ? buffer_used : 0;
+  int still = subscribed;
+  pthread_mutex_unlock(&lock);
+  if (still || left)
+    fprintf(stderr, "fake MSPTI: process exit with the subscriber %s and %zu bytes of records undelivered\n",
+            still ? "still subscribed" : "unsubscribed", left);
+}
+
 int msptiActivityEnable(int kind) {
   if (kind <= 0 || kind >= K_MAX) return FP_MSPTI_ERROR_INVALID_PARAMETER;
+  if (needs_preload && !preloaded && (kind == FP_MSPTI_KIND_MEMCPY || kind == FP_MSPTI_KIND_MEMSET))
+    return 6; /* MSPTI_ERROR_... "without LD_PRELOAD" */
   pthread_mutex_lock(&lock);
   enabled[kind] = 1;
   pthread_mutex_unlock(&lock);

@@ -26,7 +26,7 @@
 #include "../fake-vendor/delivery.h"
 #include "../fake-vendor/names.h"
 
-#include "roctracer_mirror.h"
+#include "vendors/roctracer/mirror.h"
 
 #define FAKE_ROC_ERROR 1
 #define FAKE_ROC_BAD_DOMAIN 4

@@ -83,6 +83,8 @@ export function runCli(args: string[], options: CliRun = {}): Promise<CliResult>
     } catch {
       child.kill('SIGKILL');
     }
+    // A grandchild in a session of its own may still hold the pipes: report without waiting for them.
+    setTimeout(() => child.emit('close', null), 5000).unref();
   }, options.timeoutMs ?? 60_000);
   return new Promise((resolve, reject) => {
     child.on('error', reject);

@@ -15,6 +15,7 @@ export const AGENT = path.join(ROOT, 'build', 'Release', 'libflagprof_agent.so')
 export const FAKE_CUPTI = path.join(ROOT, 'out', 'native', 'libcupti_fake.so');
 export const FAKE_MSPTI = path.join(ROOT, 'out', 'native', 'libmspti_fake.so');
 export const FAKE_ROCTRACER = path.join(ROOT, 'out', 'native', 'libroctracer64_fake.so');
+export const FAKE_MCPTI = path.join(ROOT, 'out', 'native', 'libmcpti_fake.so');
 
 /** Builds the addon and agent when `npm ci` has not (node-gyp, no downloads). */
 export function ensureNativeBuilt(): void {
@@ -26,7 +27,7 @@ export function ensureNativeBuilt(): void {
 }
 
 export function cuptiIncludeDir(): string {
-  return execFileSync(process.execPath, [path.join(ROOT, 'native', 'tracer', 'find-cupti-headers.mjs')], {
+  return execFileSync(process.execPath, [path.join(ROOT, 'native', 'vendors', 'cupti', 'find-headers.mjs')], {
     encoding: 'utf8',
   });
 }
@@ -49,7 +50,7 @@ function buildFake(source: string, output: string, dependencies: string[], inclu
       '-fPIC',
       '-shared',
       ...(include ? [`-I${include}`] : []),
-      `-I${path.join(ROOT, 'native', 'tracer')}`,
+      `-I${path.join(ROOT, 'native')}`,
       source,
       '-o',
       output,
@@ -65,7 +66,7 @@ export function ensureFakeCupti(): string {
   return buildFake(
     path.join(ROOT, 'test', 'fake-cupti', 'fake_cupti.c'),
     FAKE_CUPTI,
-    [FAKE_DELIVERY, path.join(ROOT, 'native', 'tracer', 'cupti_mirror.h')],
+    [FAKE_DELIVERY, path.join(ROOT, 'native', 'vendors', 'cupti', 'mirror.h')],
     cuptiIncludeDir(),
   );
 }
@@ -75,7 +76,7 @@ export function ensureFakeMspti(): string {
   return buildFake(path.join(ROOT, 'test', 'fake-mspti', 'fake_mspti.c'), FAKE_MSPTI, [
     FAKE_DELIVERY,
     FAKE_NAMES,
-    path.join(ROOT, 'native', 'tracer', 'mspti_mirror.h'),
+    path.join(ROOT, 'native', 'vendors', 'mspti', 'mirror.h'),
   ]);
 }
 
@@ -85,7 +86,18 @@ export function ensureFakeRoctracer(): string {
   return buildFake(path.join(ROOT, 'test', 'fake-roctracer', 'fake_roctracer.c'), FAKE_ROCTRACER, [
     FAKE_DELIVERY,
     FAKE_NAMES,
-    path.join(ROOT, 'native', 'tracer', 'roctracer_mirror.h'),
+    path.join(ROOT, 'native', 'vendors', 'roctracer', 'mirror.h'),
+  ]);
+}
+
+/** Compiles the fake MetaX MCPTI library (from the tracer's mirror: MCPTI has no public header) when missing or
+ * stale. */
+export function ensureFakeMcpti(): string {
+  return buildFake(path.join(ROOT, 'test', 'fake-mcpti', 'fake_mcpti.c'), FAKE_MCPTI, [
+    FAKE_DELIVERY,
+    FAKE_NAMES,
+    path.join(ROOT, 'native', 'vendors', 'mcpti', 'mirror.h'),
+    path.join(ROOT, 'native', 'vendors', 'cupti', 'mirror.h'),
   ]);
 }
 

@@ -247,13 +247,13 @@ describe('agent mode with the fake CUPTI library', () => {
     });
     expect(run.status).toBe(0);
     expect(run.stderr).toContain(
-      '[flagos-cupti-shim] FLAGOS_TRACER_LIBRARY=/nonexistent/libcupti.so could not be loaded:',
+      '[flagos] FLAGOS_TRACER_LIBRARY=/nonexistent/libcupti.so could not be loaded:',
     );
     // Without a CUDA toolkit (or CANN, or ROCm) nothing else binds and open fails with the list; with one, its library binds.
     const out = run.stdout.trim();
     expect(
       out === 'bound' ||
-        /^flagprof agent open failed: no CUPTI-compatible, MSPTI or ROCtracer library could be loaded; tried FLAGOS_TRACER_LIBRARY=\/nonexistent\/libcupti.so .*; libmspti\.so \(.*; libroctracer64\.so \(/.test(
+        /^flagprof agent open failed: no vendor activity library could be loaded \(CUPTI, MSPTI.* or [^)]+\); tried FLAGOS_TRACER_LIBRARY=\/nonexistent\/libcupti.so .*; libmspti\.so \(.*; libroctracer64\.so \(/.test(
           out,
         ),
       out,

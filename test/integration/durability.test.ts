@@ -512,7 +512,7 @@ function fillDisk(file: string): void {
   const fd = openSync(file, 'w');
   const chunk = Buffer.alloc(1 << 20);
   try {
-    for (let size = chunk.length; size >= 512; ) {
+    for (let size = chunk.length; size >= 512;) {
       try {
         writeSync(fd, chunk, 0, size);
       } catch (error) {

@@ -41,7 +41,7 @@ describe('a session folder', () => {
     expect(model.header).toMatchObject({
       mode: 'kineto',
       modeReason: 'torch has a PrivateUse1 backend (flagos) with a profiler plugin',
-      tracer: 'CUPTI (CUDA / MetaX MCPTI / PPU)',
+      tracer: 'CUPTI (CUDA / PPU)',
       library: '/usr/local/cuda-12.8/extras/CUPTI/lib64/libcupti.so.12',
       apiVersion: '24',
       torch: '2.13.0',

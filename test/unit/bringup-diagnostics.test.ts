@@ -12,16 +12,16 @@ import {
   summarizeDiagnostics,
 } from '../../extension/bringup/diagnostics';
 import { RULES } from '../../extension/bringup/rules';
+import { ACTIVITY_RULES } from '../../extension/bringup/rules/activity';
 import { ADAPTOR_RULES } from '../../extension/bringup/rules/adaptor';
 import { AGENT_RULES } from '../../extension/bringup/rules/agent';
 import { CUPTI_RULES } from '../../extension/bringup/rules/cupti';
 import { CUPTI_SHIM_RULES } from '../../extension/bringup/rules/cupti-shim';
 import { ENV_RULES } from '../../extension/bringup/rules/env';
 import { MSPTI_RULES } from '../../extension/bringup/rules/mspti';
-import { MUPTI_RULES } from '../../extension/bringup/rules/mupti';
 import { ROCTRACER_RULES } from '../../extension/bringup/rules/roctracer';
-import { TOPSPTI_RULES } from '../../extension/bringup/rules/topspti';
 import { COMPONENTS } from '../../extension/bringup/types';
+import { VENDOR_COMPONENTS } from '../../extension/shared/vendors';
 
 const fixtures = path.resolve(__dirname, '../fixtures/bringup');
 const catalog = readFileSync(path.join(fixtures, 'catalog-lines.txt'), 'utf8')
@@ -138,43 +138,61 @@ describe('FLAGOS_TRACE line catalogue', () => {
   });
 });
 
+/** Lines the fixture has no sample of: the agent's wording of S1. */
+const samples = [
+  ...catalog,
+  {
+    code: 'S1',
+    component: 'agent',
+    line: '[flagos] FLAGOS_TRACER_LIBRARY=/opt/x/libcupti.so could not be loaded: /opt/x/libcupti.so: cannot open shared object file',
+  },
+];
+
 describe('the rules', () => {
+  const lines = RULES.flatMap((rule) => rule.lines.map((line) => ({ rule, ...line })));
+
   it('each name a known component, and no code appears twice within a component', () => {
-    const ids = RULES.map((r) => `${r.component}/${r.code}`);
-    for (const rule of RULES) {
-      expect(COMPONENTS).toContain(rule.component);
-      expect(rule.code).toMatch(/^[A-Z]\d+$/);
+    const ids = lines.map((l) => `${l.component}/${l.code}`);
+    for (const line of lines) {
+      expect(COMPONENTS).toContain(line.component);
+      expect(line.code).toMatch(/^[A-Z]\d+$/);
     }
     expect(new Set(ids).size).toBe(ids.length);
   });
 
-  it('stand in the file of their component', () => {
+  it('stand in the file of their component, or in the shared templates when several vendors print them', () => {
     const byFile = {
       adaptor: ADAPTOR_RULES,
       agent: AGENT_RULES,
       cupti: CUPTI_RULES,
       'cupti-shim': CUPTI_SHIM_RULES,
       mspti: MSPTI_RULES,
-      mupti: MUPTI_RULES,
-      topspti: TOPSPTI_RULES,
       roctracer: ROCTRACER_RULES,
       env: ENV_RULES,
     };
     for (const [component, rules] of Object.entries(byFile)) {
       expect(rules.length).toBeGreaterThan(0);
-      for (const rule of rules) expect(rule.component).toBe(component);
+      // S1 is the shim's line and the agent's.
+      for (const rule of rules) expect(rule.lines[0].component).toBe(component);
     }
-    expect(Object.values(byFile).flat()).toEqual(RULES);
+    for (const rule of ACTIVITY_RULES) {
+      expect(new Set(rule.lines.map((l) => l.component)).size).toBeGreaterThan(1);
+      for (const line of rule.lines) expect(VENDOR_COMPONENTS).toContain(line.component);
+    }
+    // The templates stand after every vendor's own lines (first match wins).
+    expect([...Object.values(byFile).slice(0, -1), ACTIVITY_RULES, ENV_RULES].flat()).toEqual(RULES);
   });
 
-  it.each(RULES.map((rule) => ({ rule, id: `${rule.component}/${rule.code}` })))(
+  it.each(lines.map((line) => ({ ...line, id: `${line.component}/${line.code}` })))(
     '$id reads its catalogue sample and says what it means',
-    ({ rule }) => {
-      const sample = catalog.find((c) => c.code === rule.code && c.component === rule.component);
+    ({ rule, code, component }) => {
+      const sample = samples.find((c) => c.code === code && c.component === component);
       expect(sample).toBeDefined();
       const m = rule.pattern.exec(sample!.line.slice(sample!.line.indexOf('[flagos')).trimEnd());
       expect(m).not.toBeNull();
-      expect(rule.parse(m!).message.trim().length).toBeGreaterThan(0);
+      const parsed = rule.parse(m!);
+      expect(parsed.line ?? rule.lines[0]).toEqual({ code, component });
+      expect(parsed.message.trim().length).toBeGreaterThan(0);
     },
   );
 });

@@ -8,10 +8,14 @@ import { describe, expect, it } from 'vitest';
 import type { CheckReport } from '../../extension/analysis/checks';
 import { runChecks } from '../../extension/analysis/checks';
 import { analyze } from '../../extension/analysis/analyze';
+import { PLATFORM_CAPABILITIES } from '../../extension/analysis/checks/context';
+import { detectPlatform } from '../../extension/analysis/checks/platform';
 import { checkTrace } from '../../extension/bringup/load';
 import { checkCommand } from '../../extension/cli/check';
 import { importTrace } from '../../extension/import/kineto';
 import { UserError } from '../../extension/import/errors';
+import { Profile } from '../../extension/model/profile';
+import { CAPTURE_VENDOR_KEYS, VENDOR_KEYS, VENDORS } from '../../extension/shared/vendors';
 import { ROOT, TRACES } from '../helpers/paths';
 import { rawTraceEvents } from '../helpers/traces';
 
@@ -169,5 +173,42 @@ describe('report shape', () => {
     profile.sites = new Map([[ext, [{ file: script, line: 7, function: '<module>', column: 5 }]]]);
     const after = runChecks(profile, analysis).results.find((x) => x.id === before.id)!;
     expect(after.location).toMatchObject({ file: script, line: 7, column: 5, op: example.name });
+  });
+});
+
+describe('the vendor table against the platform rows', () => {
+  it('names only platform rows the checks know, each served by one vendor', () => {
+    const served = VENDOR_KEYS.flatMap((key) => VENDORS[key].platforms);
+    for (const platform of served) expect(PLATFORM_CAPABILITIES).toHaveProperty(platform);
+    expect(new Set(served).size).toBe(served.length);
+  });
+
+  it.each(CAPTURE_VENDOR_KEYS)(
+    'a capture recorded through %s is judged by its row when the trace names no device',
+    (key) => {
+      const vendor = VENDORS[key];
+      const profile = new Profile('capture');
+      profile.metadata.capture = { vendor: key };
+      const detected = detectPlatform(profile);
+      if (vendor.capturePlatform === undefined) {
+        // An API several vendors' devices share decides nothing by itself.
+        expect(vendor.platforms.length).toBeGreaterThan(1);
+        expect(detected.platform).toBe('other');
+      } else {
+        expect(vendor.platforms).toContain(vendor.capturePlatform);
+        expect(detected).toEqual({
+          platform: vendor.capturePlatform,
+          reason: `agent-mode capture recorded through ${vendor.label}`,
+        });
+      }
+    },
+  );
+
+  it('a MetaX MCPTI capture is judged by the metax row; a name that is no vendor decides nothing', () => {
+    const profile = new Profile('capture');
+    profile.metadata.capture = { vendor: 'mcpti' };
+    expect(detectPlatform(profile).platform).toBe('metax');
+    profile.metadata.capture = { vendor: 'constructor' };
+    expect(detectPlatform(profile).platform).toBe('other');
   });
 });

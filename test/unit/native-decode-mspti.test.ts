@@ -175,41 +175,41 @@ describe('decodeCapture of MSPTI captures', () => {
       expect(argsAt(c, 0)).not.toHaveProperty(key);
   });
 
-  it('keeps records whose 64-bit correlation id does not fit 32 bits without a correlation, counted, warned once', () => {
-    const wide = 2n ** 32n + 80n;
+  it('keeps 64-bit correlation ids past 2^32 - 1 modulo 2^32, and the one residue 0 without a correlation', () => {
+    const last = 2n ** 32n - 1n;
     const file = write([
       header(),
       sessionFrame(1, T0),
       recordsFrame([
-        ...launch(wide, 9n, T0),
-        ...launch(wide + 1n, 10n, T0 + 10_000n),
-        ...launch(81n, 11n, T0 + 20_000n),
+        ...launch(last, 9n, T0),
+        ...launch(last + 1n, 10n, T0 + 10_000n),
+        ...launch(last + 2n, 11n, T0 + 20_000n),
       ]),
       sessionFrame(2, T0 + 100_000n),
     ]);
     const c = decode(file);
     expect(c.length).toBe(6);
-    expect([...c.correlation]).toEqual([0, 0, 0, 0, 81, 81]);
-    // The wide ids' torch ids cannot be attached to anything: neither to them nor to "correlation 0".
-    expect([...c.externalId].map((v) => (Number.isNaN(v) ? null : v))).toEqual([
-      null,
-      null,
-      null,
-      null,
-      11,
-      11,
-    ]);
-    expect(c.counts.correlationOutOfRange).toBe(6);
+    // Consecutive ids stay unique and a launch's records still pair; 2^32 itself is 0, "none", and keeps nothing.
+    expect([...c.correlation]).toEqual([4294967295, 4294967295, 0, 0, 1, 1]);
+    expect([...c.externalId].map((v) => (Number.isNaN(v) ? null : v))).toEqual([9, 9, null, null, 11, 11]);
+    expect(c.counts.correlationWrapped).toBe(6);
+    expect(c.counts.correlationOutOfRange).toBe(3);
     expect(c.counts.externalCorrelation).toBe(3);
-    const warnings = c.diagnostics.filter((d) => d.code === 'correlation-range');
-    expect(warnings).toHaveLength(1);
-    expect(warnings[0].severity).toBe('warning');
-    expect(warnings[0].message).toContain('4294967295');
-    expect(argsAt(c, 1).correlation).toBe(0);
-    // In the profile, an id of 0 pairs nothing: one flow, for the launch whose id fit.
+    const wrapped = c.diagnostics.filter((d) => d.code === 'correlation-wrap');
+    expect(wrapped).toHaveLength(1);
+    expect(wrapped[0]).toMatchObject({ severity: 'info' });
+    expect(wrapped[0].message).toContain('modulo 2^32');
+    const lost = c.diagnostics.filter((d) => d.code === 'correlation-range');
+    expect(lost).toHaveLength(1);
+    expect(lost[0].severity).toBe('warning');
+    expect(argsAt(c, 5).correlation).toBe(1);
+    expect(argsAt(c, 3).correlation).toBe(0);
+    // In the profile: a flow for each launch whose id was kept.
     const profile = importCapture(file);
-    expect(profile.flows.length).toBe(2);
-    expect(profile.strings.get(profile.flows.id[0])).toBe('81');
+    expect(profile.flows.length).toBe(4);
+    expect(new Set([...Array(4).keys()].map((i) => profile.strings.get(profile.flows.id[i])))).toEqual(
+      new Set(['4294967295', '1']),
+    );
   });
 
   it('skips records without timing and rejects implausible or short ones with one diagnostic each', () => {
@@ -284,9 +284,10 @@ describe('decodeCapture of MSPTI captures', () => {
   });
 
   it('rejects a vendor this build does not decode with one line', () => {
-    const file = write([fpcHeader({ vendor: 4 })]);
+    const file = write([fpcHeader({ vendor: 99 })]);
+    // Every vendor of the table, by label and id.
     expect(() => decode(file)).toThrow(
-      /capture from vendor 4 at offset 12: this build decodes CUPTI \(1\), MSPTI \(2\) and ROCtracer \(3\)$/,
+      /capture from vendor 99 at offset 12: this build decodes CUPTI \(1\), MSPTI \(2\), ROCtracer \(3\)(, [^,]+ \(\d+\))*$/,
     );
   });
 });

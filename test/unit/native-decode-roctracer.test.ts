@@ -213,26 +213,31 @@ describe('decodeCapture of ROCtracer captures', () => {
     expect(argsAt(c, 3)).toMatchObject({ bytes: 100, kind: 'Fill Buffer' });
   });
 
-  it('keeps records whose 64-bit correlation id does not fit 32 bits without a correlation, counted, warned once', () => {
-    const wide = 2n ** 32n + 80n;
+  it('keeps 64-bit correlation ids past 2^32 - 1 modulo 2^32, and the one residue 0 without a correlation', () => {
+    const last = 2n ** 32n - 1n;
     const file = write([
       header(),
       sessionFrame(1, T0),
-      recordsFrame([...launch(wide, 9n, V0), ...launch(81n, 11n, V0 + 20_000n)]),
+      recordsFrame([
+        ...launch(last, 9n, V0),
+        ...launch(last + 1n, 10n, V0 + 10_000n),
+        ...launch(last + 2n, 11n, V0 + 20_000n),
+      ]),
       namesFrame(ROC_DOMAIN.hipApi, [[HIP_LAUNCH_KERNEL, 'hipLaunchKernel']]),
       sessionFrame(2, T0 + 100_000n),
     ]);
     const c = decode(file);
-    expect(c.length).toBe(4);
-    expect([...c.correlation]).toEqual([0, 0, 81, 81]);
-    expect([...c.externalId].map((v) => (Number.isNaN(v) ? null : v))).toEqual([null, null, 11, 11]);
+    expect(c.length).toBe(6);
+    expect([...c.correlation]).toEqual([4294967295, 4294967295, 0, 0, 1, 1]);
+    expect([...c.externalId].map((v) => (Number.isNaN(v) ? null : v))).toEqual([9, 9, null, null, 11, 11]);
+    expect(c.counts.correlationWrapped).toBe(6);
     expect(c.counts.correlationOutOfRange).toBe(3);
-    const warnings = c.diagnostics.filter((d) => d.code === 'correlation-range');
-    expect(warnings).toHaveLength(1);
-    expect(warnings[0].message).toContain('4294967295');
+    expect(c.diagnostics.filter((d) => d.code === 'correlation-wrap')).toHaveLength(1);
+    const lost = c.diagnostics.filter((d) => d.code === 'correlation-range');
+    expect(lost).toHaveLength(1);
+    expect(lost[0].message).toContain('0 modulo 2^32');
     const profile = importCapture(file);
-    expect(profile.flows.length).toBe(2);
-    expect(profile.strings.get(profile.flows.id[0])).toBe('81');
+    expect(profile.flows.length).toBe(4);
   });
 
   it('skips records without timing and rejects implausible or short ones with one diagnostic each', () => {

@@ -60,14 +60,14 @@ describe('capture decoder fuzzing', () => {
         '-fno-sanitize-recover=undefined',
         `-I${tracer}`,
         path.join(tracer, 'fuzz', 'capture_fuzz.cc'),
-        ...[
-          'device_tracer',
-          'cupti_decode',
-          'mspti_decode',
-          'roctracer_decode',
-          'fpc_format',
-          'capture_decoder',
-        ].map((f) => path.join(tracer, `${f}.cc`)),
+        ...['device_tracer', 'fpc_format', 'capture_decoder'].map((f) => path.join(tracer, `${f}.cc`)),
+        // Every vendor's decoder, as the build lists them.
+        ...execFileSync(process.execPath, [path.join(ROOT, 'scripts', 'vendor-sources.mjs'), 'decode'], {
+          encoding: 'utf8',
+        })
+          .trim()
+          .split('\n')
+          .map((f) => path.join(ROOT, f)),
         '-o',
         binary,
       ],

@@ -53,18 +53,35 @@ export function isParityWorkload(ctx: CheckContext): boolean {
 export function memoryCategoryExcuse(
   ctx: CheckContext,
   cat: string,
-): { kind: 'design' | 'workload'; reason: string } | undefined {
+): { kind: 'design' | 'workload' | 'environment'; reason: string } | undefined {
   if (cat !== 'gpu_memcpy' && cat !== 'gpu_memset') return undefined;
   if (ctx.view.eventsIn(cat).length > 0) return undefined;
   const capability = cat === 'gpu_memcpy' ? 'memcpy' : 'memset';
   if (!(cat === 'gpu_memcpy' ? ctx.capabilities.memcpy : ctx.capabilities.memset))
     return { kind: 'design', reason: `platform ${ctx.platform} declares no ${capability} capability` };
+  const notPreloaded = vendorNeedsPreload(ctx);
+  if (notPreloaded) return { kind: 'environment', reason: notPreloaded };
   if (!isParityWorkload(ctx))
     return {
       kind: 'workload',
       reason: `no ${cat} events, and this workload is not the parity workload (no aten::mm and aten::sort): it may issue no ${capability}`,
     };
   return undefined;
+}
+
+/**
+ * The agent's A24 line: the vendor records copies and fills only with its library loaded at process start, and
+ * the link map showed it was not (Ascend's libmspti.so). Then no memcpy is what this run could record, not a
+ * tracer fault: the reason says how to get them.
+ */
+function vendorNeedsPreload(ctx: CheckContext): string | undefined {
+  const recorded = ctx.profile.metadata.captureDiagnostics as
+    { code?: string; message?: string }[] | undefined;
+  const line = recorded?.find((d) => d.code === 'A24');
+  if (!line) return undefined;
+  const library =
+    /only when (\S+) is loaded at process start/.exec(line.message ?? '')?.[1] ?? 'the vendor library';
+  return `${library} was not loaded at process start, and the vendor records copies and fills only then: profile with --preload ${library} (setting flagos.profile.preload)`;
 }
 
 /** The first of the baseline's runtime categories the trace has, any phase (the parity helpers' choice). */

@@ -6,6 +6,7 @@
  */
 import type { Profile } from '../../model/profile';
 import { SliceKind } from '../../model/profile';
+import { vendorRow } from '../../shared/vendors';
 import { PLATFORM_CAPABILITIES } from './context';
 
 export interface DetectedPlatform {
@@ -102,15 +103,12 @@ const RULES: readonly ((x: Signals, md: Record<string, unknown>) => DetectedPlat
     return undefined;
   },
   (_x, md) => {
-    // An agent-mode capture says whose activity API recorded it; MSPTI is Ascend's alone (CUPTI-compatible
-    // libraries are several vendors', so a CUPTI capture decides nothing by itself). ROCtracer is ROCm's, and this
-    // product's ROCtracer users are Hygon DCUs: without a device name the capture is judged by the DCU row.
-    const vendor = (md.capture as { vendor?: unknown } | undefined)?.vendor;
-    if (vendor === 'mspti')
-      return { platform: 'ascend', reason: 'agent-mode capture recorded through MSPTI' };
-    if (vendor === 'roctracer')
-      return { platform: 'dcu', reason: 'agent-mode capture recorded through ROCtracer' };
-    return undefined;
+    // An agent-mode capture says whose activity API recorded it; an API that several vendors' devices share (CUPTI)
+    // decides nothing by itself (VENDORS' capturePlatform).
+    const vendor = vendorRow((md.capture as { vendor?: unknown } | undefined)?.vendor);
+    return vendor?.capturePlatform
+      ? { platform: vendor.capturePlatform, reason: `agent-mode capture recorded through ${vendor.label}` }
+      : undefined;
   },
   // HIP calls alone, in a trace that says nothing else: Hygon's DTK is HIP too, but a stock trace is AMD's.
   (x) =>

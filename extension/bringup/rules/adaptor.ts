@@ -7,14 +7,12 @@ import { F, R, U, n, rx, info, kindName } from './rule';
 
 export const ADAPTOR_RULES: readonly Rule[] = [
   {
-    code: 'A1',
-    component: 'adaptor',
+    lines: [{ code: 'A1', component: 'adaptor' }],
     pattern: rx(F, 'FlagosKinetoProfiler registered with kineto'),
     parse: () => info('Device profiler plugin registered with kineto.'),
   },
   {
-    code: 'A2',
-    component: 'adaptor',
+    lines: [{ code: 'A2', component: 'adaptor' }],
     pattern: rx(F, 'no device tracer available, FlagosKinetoProfiler not registered'),
     parse: () => ({
       severity: 'warning',
@@ -23,15 +21,13 @@ export const ADAPTOR_RULES: readonly Rule[] = [
     }),
   },
   {
-    code: 'A3',
-    component: 'adaptor',
+    lines: [{ code: 'A3', component: 'adaptor' }],
     pattern: rx(F, `FlagosKinetoProfiler::configure called with ${U} activity types`),
     parse: (m) =>
       info(`kineto asked the plugin for a session (${m[1]} activity types).`, { activityTypes: n(m[1]) }),
   },
   {
-    code: 'A4',
-    component: 'adaptor',
+    lines: [{ code: 'A4', component: 'adaptor' }],
     pattern: rx(F, `session stop: drained ${U} (?:device )?events`),
     parse: (m) => {
       const drained = n(m[1]);
@@ -48,8 +44,7 @@ export const ADAPTOR_RULES: readonly Rule[] = [
     },
   },
   {
-    code: 'A5',
-    component: 'adaptor',
+    lines: [{ code: 'A5', component: 'adaptor' }],
     pattern: rx(F, `processTrace\\(1-arg\\) called with ${U} events`),
     parse: (m) => ({
       severity: 'error',
@@ -59,8 +54,7 @@ export const ADAPTOR_RULES: readonly Rule[] = [
     }),
   },
   {
-    code: 'A6',
-    component: 'adaptor',
+    lines: [{ code: 'A6', component: 'adaptor' }],
     pattern: rx(F, `processTrace\\(4-arg\\) called with ${U} events, window=\\[${R},${R}\\]`),
     parse: (m) =>
       info(
@@ -73,8 +67,7 @@ export const ADAPTOR_RULES: readonly Rule[] = [
       ),
   },
   {
-    code: 'A7',
-    component: 'adaptor',
+    lines: [{ code: 'A7', component: 'adaptor' }],
     pattern: rx(F, `processTrace events by kind: kernel=${U} memcpy=${U} memset=${U} runtime=${U}`),
     parse: (m) => {
       const counts = { kernel: n(m[1]), memcpy: n(m[2]), memset: n(m[3]), runtime: n(m[4]) };
@@ -89,20 +82,17 @@ export const ADAPTOR_RULES: readonly Rule[] = [
     },
   },
   {
-    code: 'A8',
-    component: 'adaptor',
+    lines: [{ code: 'A8', component: 'adaptor' }],
     pattern: rx(F, `First event: kind=${U} start=${U} end=${U}`),
     parse: (m) => info(`First event (${kindName(m[1])}).`, { kind: n(m[1]) }, { start: m[2], end: m[3] }),
   },
   {
-    code: 'A9',
-    component: 'adaptor',
+    lines: [{ code: 'A9', component: 'adaptor' }],
     pattern: rx(F, `Last event: kind=${U} start=${U} end=${U}`),
     parse: (m) => info(`Last event (${kindName(m[1])}).`, { kind: n(m[1]) }, { start: m[2], end: m[3] }),
   },
   {
-    code: 'A10',
-    component: 'adaptor',
+    lines: [{ code: 'A10', component: 'adaptor' }],
     pattern: rx(F, `Device event #${U}: kind=${U} start=${U} end=${U} window=\\[${R},${R}\\]`),
     parse: (m) =>
       info(
@@ -112,8 +102,7 @@ export const ADAPTOR_RULES: readonly Rule[] = [
       ),
   },
   {
-    code: 'A11',
-    component: 'adaptor',
+    lines: [{ code: 'A11', component: 'adaptor' }],
     pattern: rx(F, `Found ${U}/${U} device events in window`),
     parse: (m) => {
       const inWindow = n(m[1]);
@@ -128,8 +117,7 @@ export const ADAPTOR_RULES: readonly Rule[] = [
     },
   },
   {
-    code: 'A12',
-    component: 'adaptor',
+    lines: [{ code: 'A12', component: 'adaptor' }],
     ungated: true,
     multiline: true,
     pattern: rx(F, 'kineto called processTrace with an EMPTY getLinkedActivity callback\\.'),
@@ -140,8 +128,7 @@ export const ADAPTOR_RULES: readonly Rule[] = [
     }),
   },
   {
-    code: 'A13',
-    component: 'adaptor',
+    lines: [{ code: 'A13', component: 'adaptor' }],
     pattern: rx(F, 'First 10 events_ kinds:(.*)', false),
     parse: (m) => {
       const kinds = m[1].trim().split(/\s+/).filter(Boolean);
@@ -153,8 +140,7 @@ export const ADAPTOR_RULES: readonly Rule[] = [
     },
   },
   {
-    code: 'A14',
-    component: 'adaptor',
+    lines: [{ code: 'A14', component: 'adaptor' }],
     pattern: rx(F, `Dropped device event: kind=${U} start=${U} end=${U} \\(window=\\[${R},${R}\\]\\)`),
     parse: (m) => ({
       severity: 'debug',
@@ -164,8 +150,7 @@ export const ADAPTOR_RULES: readonly Rule[] = [
     }),
   },
   {
-    code: 'A15',
-    component: 'adaptor',
+    lines: [{ code: 'A15', component: 'adaptor' }],
     pattern: rx(F, `toActivity: kind=${U} -> activityType=${U} name=(.*)`, false),
     parse: (m) => ({
       severity: 'debug',
@@ -175,8 +160,7 @@ export const ADAPTOR_RULES: readonly Rule[] = [
     }),
   },
   {
-    code: 'A16',
-    component: 'adaptor',
+    lines: [{ code: 'A16', component: 'adaptor' }],
     pattern: rx(
       F,
       `processTrace\\(4-arg\\) linked ${U}/${U} link candidates \\(of ${U} events, resolver=(present|EMPTY)\\), dropped ${U} outside window \\(kernel=${U} memcpy=${U} memset=${U} runtime=${U}\\)`,

@@ -2,13 +2,29 @@
  * The product's own capture agent (native/agent): its lines reuse the catalogue's ids (A4, A12) in its own wording,
  * so they stand after the plugin's and match only the agent's text.
  */
+import { CAPTURE_VENDOR_KEYS, VENDORS } from '../../shared/vendors';
 import type { Rule } from './rule';
 import { F, U, n, rx } from './rule';
 
+/** The tracers the agent names in its lines: the activity APIs it captures. */
+const TRACER = `(${CAPTURE_VENDOR_KEYS.map((key) => VENDORS[key].label).join('|')})`;
+
+/**
+ * The libraries the agent's load failure names: 'no <API> library could be loaded; tried <name> (<why>); ...'.
+ * Undefined for any other failure.
+ */
+function librariesTried(reason: string): string[] | undefined {
+  const m = /^no .+ could be loaded; tried (.*)$/.exec(reason);
+  if (!m) return undefined;
+  return m[1]
+    .split(/(?<=\)); /)
+    .map((entry) => /^(.*?) \(/.exec(entry)?.[1] ?? entry)
+    .filter((name) => name.length > 0);
+}
+
 export const AGENT_RULES: readonly Rule[] = [
   {
-    code: 'A4',
-    component: 'agent',
+    lines: [{ code: 'A4', component: 'agent' }],
     pattern: rx(
       F,
       `session stop: copied kernel=${U} memcpy=${U} memset=${U} runtime=${U} driver=${U} external=${U} records, dropped ${U}`,
@@ -39,8 +55,7 @@ export const AGENT_RULES: readonly Rule[] = [
     },
   },
   {
-    code: 'A12',
-    component: 'agent',
+    lines: [{ code: 'A12', component: 'agent' }],
     ungated: true,
     multiline: true,
     pattern: rx(F, `the capture holds ${U} device records but no runtime records: (.*)`, false),
@@ -51,9 +66,8 @@ export const AGENT_RULES: readonly Rule[] = [
     }),
   },
   {
-    code: 'A20',
-    component: 'agent',
-    pattern: rx(F, '(CUPTI|MSPTI|ROCtracer) device tracer session start'),
+    lines: [{ code: 'A20', component: 'agent' }],
+    pattern: rx(F, `${TRACER} device tracer session start`),
     parse: (m) => ({
       severity: 'info',
       message: `The ${m[1]} device tracer started a session.`,
@@ -61,9 +75,8 @@ export const AGENT_RULES: readonly Rule[] = [
     }),
   },
   {
-    code: 'A21',
-    component: 'agent',
-    pattern: rx(F, `(CUPTI|MSPTI|ROCtracer) device tracer drain: ${U} records, ${U} events, dropped ${U}`),
+    lines: [{ code: 'A21', component: 'agent' }],
+    pattern: rx(F, `${TRACER} device tracer drain: ${U} records, ${U} events, dropped ${U}`),
     parse: (m) => {
       const counts = { records: n(m[2]), eventsDrained: n(m[3]), recordsDropped: n(m[4]) };
       if (counts.eventsDrained === 0)
@@ -82,19 +95,35 @@ export const AGENT_RULES: readonly Rule[] = [
     },
   },
   {
-    code: 'A22',
-    component: 'agent',
+    lines: [{ code: 'A22', component: 'agent' }],
     ungated: true,
     pattern: rx(F, 'device tracer (start|drain) failed: (.*)'),
+    parse: (m) => {
+      // A load failure lists what was tried; the summary reads the names back from '; '.
+      const tried = librariesTried(m[2]);
+      return {
+        severity: 'error',
+        message: `The device tracer's ${m[1]} failed: ${m[2]}. The profile has no device activity for this session.`,
+        fields: { step: m[1], reason: m[2], ...(tried ? { tried: tried.join('; ') } : {}) },
+      };
+    },
+  },
+  {
+    lines: [{ code: 'A23', component: 'agent' }],
+    ungated: true,
+    pattern: rx(
+      F,
+      '(\\S+) buffer: skipped (\\d+) bytes that were not a record \\(8 at a time\\) and resynchronised on the next record; (.*)',
+    ),
     parse: (m) => ({
-      severity: 'error',
-      message: `The device tracer's ${m[1]} failed: ${m[2]}. The profile has no device activity for this session.`,
-      fields: { step: m[1], reason: m[2] },
+      severity: 'warning',
+      message: `The ${m[1]} buffer walk met ${m[2]} bytes that were no record of a known kind and skipped them, resuming at the next record: the vendor's records around them were kept. Several per run point at a record layout this build does not know.`,
+      counts: { skippedBytes: n(m[2]) },
+      fields: { tracer: m[1] },
     }),
   },
   {
-    code: 'E2',
-    component: 'agent',
+    lines: [{ code: 'E2', component: 'agent' }],
     ungated: true,
     pattern: rx(F, 'FLAGOS_ACCELERATOR=(\\S+) is not an accelerator this agent knows \\((.*)\\)'),
     parse: (m) => ({
@@ -104,8 +133,7 @@ export const AGENT_RULES: readonly Rule[] = [
     }),
   },
   {
-    code: 'E3',
-    component: 'agent',
+    lines: [{ code: 'E3', component: 'agent' }],
     pattern: rx(F, 'no activity-API tracer is built for FLAGOS_ACCELERATOR=(\\S+): (.*)'),
     parse: (m) => ({
       severity: 'warning',

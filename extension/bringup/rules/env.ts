@@ -4,8 +4,7 @@ import { F, rx } from './rule';
 
 export const ENV_RULES: readonly Rule[] = [
   {
-    code: 'E1',
-    component: 'env',
+    lines: [{ code: 'E1', component: 'env' }],
     ungated: true,
     pattern: rx(F, 'FLAGOS_TRACE: "(.*)" is not a boolean; using the default'),
     parse: (m) => ({
@@ -15,8 +14,7 @@ export const ENV_RULES: readonly Rule[] = [
     }),
   },
   {
-    code: 'P1',
-    component: 'env',
+    lines: [{ code: 'P1', component: 'env' }],
     ungated: true,
     pattern: rx(F, 'not a torch_fl variable; ignored \\(([A-Z0-9_]+)=(.*)\\)'),
     parse: (m) => ({

@@ -1,9 +1,18 @@
 /**
- * What a catalogue rule is, and the pieces its pattern and its reading are built from. A rule reads one line
- * of one component: its pattern is the line's full text, its parse says what the line means for bring-up.
+ * What a catalogue rule is, and the pieces its pattern and its reading are built from. A rule reads one line of
+ * one component, or one message template that several vendors print in the same words (then the vendor named in
+ * the line picks that vendor's catalogue line): its pattern is the line's full text, its parse says what the line
+ * means for bring-up.
  */
 import { CAPTURE_EVENT_KIND_NAMES } from '../../shared/kinds';
+import { VENDORS, type VendorKey } from '../../shared/vendors';
 import type { Component, Severity } from '../types';
+
+/** A catalogue line: its id (A4, C16, ...), unique within the component that prints it. */
+export interface LineId {
+  code: string;
+  component: Component;
+}
 
 /** What a line means: its grade, one sentence, and the values lifted out of it. */
 export interface Parsed {
@@ -11,24 +20,96 @@ export interface Parsed {
   message: string;
   counts?: Record<string, number>;
   fields?: Record<string, string>;
+  /** Which of the rule's lines it is; the first when absent. */
+  line?: LineId;
 }
 
 export interface Rule {
-  /** Catalogue id (A4, C16, ...): unique within the component. */
-  code: string;
-  component: Component;
+  /** The catalogue lines the pattern reads: one, or one per vendor that prints the same template. */
+  lines: readonly LineId[];
   /** Matched against the text from the '[flagos' prefix on. */
   pattern: RegExp;
   /** Printed even with FLAGOS_TRACE off. */
   ungated?: boolean;
   /** Header of a warning whose continuation lines ('[flagos]   ...') belong to it. */
   multiline?: boolean;
-  /** Reads a continuation line of a multiline warning into the diagnostic's fields. */
-  continuation?(fields: Record<string, string>, raw: string): void;
+  /** Reads a continuation line of a multiline warning (the header read as `line`) into the diagnostic's fields. */
+  continuation?(fields: Record<string, string>, raw: string, line: LineId): void;
   parse(m: RegExpExecArray): Parsed;
 }
 
-/** EventKind codes printed as kind=<K>. */
+/** One vendor's line of a template several vendors print. */
+export interface VendorLine {
+  /** How the line names the vendor there: its label, its library, its function. */
+  word: string;
+  code: string;
+}
+
+/** A template rule's line with the vendor it is. */
+export type MatchedLine<L extends VendorLine> = L & { vendor: VendorKey; id: LineId };
+
+export interface TemplateSpec<L extends VendorLine> {
+  /** Each vendor that prints the template, with its word and code (and what else its meaning needs). */
+  lines: Partial<Record<VendorKey, L>>;
+  /**
+   * The pattern, given the group that matches the vendors' words (a capture group: numbered where it stands) and
+   * a non-capturing group of their labels.
+   */
+  pattern(vendorGroup: string, labelGroup: string): RegExp;
+  ungated?: boolean;
+  multiline?: boolean;
+  continuation?(fields: Record<string, string>, raw: string, line: MatchedLine<L>): void;
+  parse(m: RegExpExecArray, line: MatchedLine<L>): Parsed;
+}
+
+const escapeRx = (text: string): string => text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+const alternation = (words: readonly string[]): string =>
+  // Longest first, so that no word stops the match at a shorter one it begins with.
+  [...words]
+    .sort((a, b) => b.length - a.length)
+    .map(escapeRx)
+    .join('|');
+
+/**
+ * One rule for a message template several vendors print in the same words: the vendor's word in the line picks
+ * its row, and the row the catalogue code (and component) of that vendor's line.
+ */
+export function template<L extends VendorLine>(spec: TemplateSpec<L>): Rule {
+  const matched = (Object.entries(spec.lines) as [VendorKey, L][]).map(([vendor, line]): MatchedLine<L> => ({
+    ...line,
+    vendor,
+    id: { code: line.code, component: VENDORS[vendor].component },
+  }));
+  // Two vendors whose lines are one catalogue line (MCPTI's through the CUPTI tracer) are one of the rule's lines.
+  const lines = matched
+    .map((line) => line.id)
+    .filter((id, i, all) => all.findIndex((o) => o.code === id.code && o.component === id.component) === i);
+  const byWord = new Map(matched.map((line) => [line.word, line]));
+  const labels = [...new Set(matched.map((line) => VENDORS[line.vendor].label))];
+  const { continuation } = spec;
+  return {
+    lines,
+    pattern: spec.pattern(
+      `(?<vendor>${alternation(matched.map((line) => line.word))})`,
+      `(?:${alternation(labels)})`,
+    ),
+    ungated: spec.ungated,
+    multiline: spec.multiline,
+    continuation:
+      continuation &&
+      ((fields, raw, id) =>
+        continuation(
+          fields,
+          raw,
+          matched.find((l) => l.id.code === id.code && l.id.component === id.component)!,
+        )),
+    parse: (m) => {
+      const line = byWord.get(m.groups?.vendor ?? '')!;
+      return { ...spec.parse(m, line), line: line.id };
+    },
+  };
+}
+
 /** The event kinds a FLAGOS_TRACE line names by number (the driver kind is never printed there). */
 export const EVENT_KIND_NAMES = CAPTURE_EVENT_KIND_NAMES.slice(0, 4);
 
@@ -73,26 +154,6 @@ export function info(
   fields?: Record<string, string>,
 ): Parsed {
   return { severity: 'info', message, counts, fields };
-}
-
-/** A bufferRequested callback: one more buffer handed to the vendor library. */
-export function bufferRequested(): Parsed {
-  return { severity: 'debug', message: 'Activity buffer requested.', counts: { buffersRequested: 1 } };
-}
-
-/** A bufferCompleted callback with its valid size in m[1]: an empty buffer is worth a warning. */
-export function bufferCompleted(m: RegExpExecArray): Parsed {
-  return m[1] === '0'
-    ? {
-        severity: 'warning',
-        message: 'An activity buffer completed empty.',
-        counts: { buffersCompleted: 1, validSize: 0 },
-      }
-    : {
-        severity: 'debug',
-        message: 'Activity buffer completed.',
-        counts: { buffersCompleted: 1, validSize: n(m[1]) },
-      };
 }
 
 /**

@@ -11,6 +11,7 @@
 
 #include "../capture_decoder.h"
 #include "../fpc_format.h"
+#include "../../vendors/vendors.h"
 
 namespace fpc = flagprof::fpc;
 
@@ -21,8 +22,7 @@ static void repair(std::vector<uint8_t>& b) {
   std::memcpy(b.data() + 8, &version, 2);
   uint32_t vendor;
   std::memcpy(&vendor, b.data() + 12, 4);
-  if (vendor != fpc::VendorCupti && vendor != fpc::VendorMspti && vendor != fpc::VendorRoctracer)
-    vendor = fpc::VendorCupti + b[12] % 3;
+  if (!flagprof::vendorById(vendor)) vendor = flagprof::kVendors[b[12] % flagprof::kVendorCount].id;
   std::memcpy(b.data() + 12, &vendor, 4);
   uint32_t crc = fpc::crc32(b.data(), fpc::kHeaderSize - 4);
   std::memcpy(b.data() + fpc::kHeaderSize - 4, &crc, 4);

@@ -16,9 +16,9 @@
 #include <cstring>
 #include <string>
 
-#include "../tracer/roctracer_decode.h"
-#include "../tracer/roctracer_mirror.h"
-#include "agent.h"
+#include "decode.h"
+#include "mirror.h"
+#include "../../agent/agent.h"
 
 namespace flagprof::agent {
 
@@ -129,7 +129,7 @@ void bufferCompleted(const char* begin, const char* end, void* /*arg*/) {
 class RoctracerDeviceTracer final : public VendorTracer {
  public:
   const char* name() const override { return "ROCtracer"; }
-  uint32_t fpcVendor() const override { return fpc::VendorRoctracer; }
+  uint32_t fpcVendor() const override { return flagprof::roctracer::Records::kId; }
   uint32_t apiVersion() const override { return version; }
   void* anchorSymbol() const override { return reinterpret_cast<void*>(api.enableDomain); }
   bool armed() const override { return openResult_ == FP_ROC_SUCCESS && enableOps_ == FP_ROC_SUCCESS; }
@@ -230,12 +230,7 @@ class RoctracerDeviceTracer final : public VendorTracer {
 
 }  // namespace
 
-bool exportsRoctracer(void* lib) {
-  return dlsym(lib, "roctracer_enable_domain_activity_expl") != nullptr ||
-         dlsym(lib, "roctracer_enable_domain_activity") != nullptr;
-}
-
-std::unique_ptr<VendorTracer> bindRoctracer(void* lib, std::string& missing) {
+std::unique_ptr<VendorTracer> bind_roctracer(void* lib, std::string& missing) {
   RoctracerApi a;
   bind(lib, "roctracer_version_major", a.versionMajor);
   bind(lib, "roctracer_version_minor", a.versionMinor);

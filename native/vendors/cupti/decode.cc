@@ -1,5 +1,5 @@
 // CUPTI activity records -> DeviceEvents. Every CUPTI layout fact is in cupti_mirror.h and this file.
-#include "cupti_decode.h"
+#include "decode.h"
 
 #include <algorithm>
 #include <charconv>
@@ -7,7 +7,7 @@
 #include <cstddef>
 #include <cstring>
 
-#include "cupti_mirror.h"
+#include "mirror.h"
 
 #if __has_include(<cupti_activity.h>)
 #include <cupti_activity.h>
@@ -483,8 +483,8 @@ std::string eventName(const ParsedRecord& r, std::string_view pointedName, const
     case EventKind::Memset: return memsetName(r);
     case EventKind::Runtime: {
       if (const char* name = runtimeApiName(r.cbid)) return name;
-      auto it = context.runtimeNamesFromLibrary.find(r.cbid);
-      return it != context.runtimeNamesFromLibrary.end() ? it->second : std::string(kGenericRuntimeName);
+      auto it = context.runtimeNames.find(r.cbid);
+      return it != context.runtimeNames.end() ? it->second : std::string(kGenericRuntimeName);
     }
     case EventKind::Driver: {
       auto it = context.driverNames.find(r.cbid);

@@ -9,7 +9,11 @@
 // - API records carry their name (no callback id) and kernels two strings (name and type), copied with the
 //   record while the buffer is alive; fpc_format.h says how a kernel's two strings are stored.
 // - Memcpy and memset records need libmspti.so preloaded at process start (CANN interposes the ACL calls); when
-//   those kinds are refused the session goes on without them and says so (M5, M6).
+//   those kinds are refused the session goes on without them and says so (M5, M6), and, when the library was not
+//   in the process's link map before the agent loaded it, why (A24: run with --preload).
+// - Device ids are the physical ones: with ASCEND_RT_VISIBLE_DEVICES set, the agent writes the map to the
+//   process's device indices (a names frame of the device-index domain) and the decoder applies it.
+// - At exit the subscriber unsubscribes, then flushes: a process that ends subscribed leaves records behind.
 #include <dlfcn.h>
 
 #include <cstring>
@@ -17,9 +21,9 @@
 #include <string>
 #include <utility>
 
-#include "../tracer/mspti_decode.h"
-#include "../tracer/mspti_mirror.h"
-#include "agent.h"
+#include "decode.h"
+#include "mirror.h"
+#include "../../agent/agent.h"
 
 namespace flagprof::agent {
 
@@ -32,6 +36,7 @@ struct MsptiApi {
   int (*getVersion)(uint32_t*) = nullptr;
   int (*getStructSize)(int, uint32_t, size_t*) = nullptr;
   int (*subscribe)(void**, void*, void*) = nullptr;
+  int (*unsubscribe)(void*) = nullptr;
   int (*registerCallbacks)(BufferRequestFn, BufferCompleteFn) = nullptr;
   int (*enable)(int) = nullptr;
   int (*disable)(int) = nullptr;
@@ -170,7 +175,7 @@ void bufferCompleted(uint8_t* buffer, size_t /*size*/, size_t validSize) {
 class MsptiDeviceTracer final : public VendorTracer {
  public:
   const char* name() const override { return "MSPTI"; }
-  uint32_t fpcVendor() const override { return fpc::VendorMspti; }
+  uint32_t fpcVendor() const override { return flagprof::mspti::Records::kId; }
   uint32_t apiVersion() const override { return version; }
   void* anchorSymbol() const override { return reinterpret_cast<void*>(api.registerCallbacks); }
   bool armed() const override { return subscribeResult_ == FP_MSPTI_SUCCESS && registerResult_ == FP_MSPTI_SUCCESS; }
@@ -195,9 +200,9 @@ class MsptiDeviceTracer final : public VendorTracer {
     }
     diagnostic("M0", true, false, "[flagos] bound msptiActivityRegisterCallbacks -> %s (MSPTI version %u)",
                s.libraryPath.c_str(), version);
+    deviceMap();
     if (api.subscribe) {
-      void* subscriber = nullptr;
-      subscribeResult_ = api.subscribe(&subscriber, nullptr, nullptr);
+      subscribeResult_ = api.subscribe(&subscriber_, nullptr, nullptr);
       if (subscribeResult_ != FP_MSPTI_SUCCESS) {
         diagnostic("M2", true, false, "[flagos] msptiSubscribe failed: %d", subscribeResult_);
         return;
@@ -215,6 +220,19 @@ class MsptiDeviceTracer final : public VendorTracer {
     if (enableMemcpy_ != FP_MSPTI_SUCCESS) diagnostic("M5", true, false, "[flagos] MSPTI memcpy activity unavailable");
     enableMemset_ = api.enable(FP_MSPTI_KIND_MEMSET);
     if (enableMemset_ != FP_MSPTI_SUCCESS) diagnostic("M6", true, false, "[flagos] MSPTI memset activity unavailable");
+    if ((enableMemcpy_ != FP_MSPTI_SUCCESS || enableMemset_ != FP_MSPTI_SUCCESS) && !s.loadedAtStart)
+      diagnostic("A24", false, true,
+                 "[flagos] MSPTI records memcpy and memset only when %s is loaded at process start, and it was not "
+                 "in the process before the agent loaded it: profile with --preload %s (setting "
+                 "flagos.profile.preload) to record them",
+                 s.libraryPath.c_str(), s.libraryPath.c_str());
+  }
+
+  void shutdown() override {
+    // Unsubscribe first, then flush: the records still held go to the callbacks (outside a session, dropped).
+    if (subscriber_ && api.unsubscribe) api.unsubscribe(subscriber_);
+    subscriber_ = nullptr;
+    api.flushAll(kFlushAll);
   }
 
   void clockPair(uint64_t& vendorNs, uint64_t& realtime) override {
@@ -279,20 +297,44 @@ class MsptiDeviceTracer final : public VendorTracer {
     return r == FP_MSPTI_SUCCESS ? 0 : -1;
   }
 
+  // ASCEND_RT_VISIBLE_DEVICES="4,5": physical 4 is the process's device 0, 5 its device 1.
+  static void deviceMap() {
+    const char* visible = getenv("ASCEND_RT_VISIBLE_DEVICES");
+    if (!visible || !*visible) return;
+    std::string payload, entries;
+    uint32_t count = 0, index = 0;
+    for (const char* p = visible; *p;) {
+      char* end = nullptr;
+      const unsigned long physical = strtoul(p, &end, 10);
+      if (end == p) break;  // not a list of ids: map nothing rather than guess
+      const std::string logical = std::to_string(index++);
+      fpc::put32(entries, uint32_t(physical));
+      fpc::put32(entries, uint32_t(logical.size()));
+      entries += logical;
+      count++;
+      p = *end == ',' ? end + 1 : end;
+      if (*end != ',') break;
+    }
+    if (count == 0) return;
+    fpc::put32(payload, fpc::kDeviceIndexDomain);
+    fpc::put32(payload, count);
+    emitFrame(fpc::FrameNames, payload + entries);
+  }
+
  private:
+  void* subscriber_ = nullptr;
   int subscribeResult_ = FP_MSPTI_SUCCESS, registerResult_ = -1;
   int enableKernel_ = -1, enableMemcpy_ = -1, enableMemset_ = -1;
 };
 
 }  // namespace
 
-bool exportsMspti(void* lib) { return dlsym(lib, "msptiActivityRegisterCallbacks") != nullptr; }
-
-std::unique_ptr<VendorTracer> bindMspti(void* lib, std::string& missing) {
+std::unique_ptr<VendorTracer> bind_mspti(void* lib, std::string& missing) {
   MsptiApi a;
   bind(lib, "msptiGetVersion", a.getVersion);
   bind(lib, "msptiActivityGetStructSize", a.getStructSize);
   bind(lib, "msptiSubscribe", a.subscribe);
+  bind(lib, "msptiUnsubscribe", a.unsubscribe);
   bind(lib, "msptiActivityGetNumDroppedRecords", a.getNumDroppedRecords);
   bind(lib, "msptiActivityPushExternalCorrelationId", a.pushExternal);
   bind(lib, "msptiActivityPopExternalCorrelationId", a.popExternal);

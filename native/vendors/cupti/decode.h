@@ -9,22 +9,17 @@
 #include <string_view>
 #include <unordered_map>
 
-#include "device_tracer.h"
-#include "parsed_record.h"
+#include "../../tracer/device_tracer.h"
+#include "../../tracer/parsed_record.h"
 
 namespace flagprof::cupti {
 
 using flagprof::ParsedRecord;
 using flagprof::RecordClass;
 
-struct DeviceProperties {
-  uint32_t id = 0;
-  uint32_t numMultiprocessors = 0, threadsPerWarp = 32;
-  uint32_t maxWarpsPerMultiprocessor = 0, maxBlocksPerMultiprocessor = 0;
-  uint32_t maxSharedMemoryPerMultiprocessor = 0, maxRegistersPerMultiprocessor = 0;
-  uint32_t maxRegistersPerBlock = 0, maxThreadsPerBlock = 0;
-  uint32_t computeCapabilityMajor = 0, computeCapabilityMinor = 0;
-};
+using flagprof::DecodeContext;
+using flagprof::DeviceProperties;
+using flagprof::EventContext;
 
 // Reads one record. `size` is the record's size as the agent copied it. The common fields (kind, times, ids,
 // process, thread, cbid) are always written; the fields of other kinds keep what `out` held before.
@@ -60,14 +55,29 @@ void appendMetadata(const ParsedRecord& r, std::optional<int64_t> externalId, co
 void appendMetadataJson(const ParsedRecord& r, std::optional<int64_t> externalId, const DeviceProperties* device,
                         std::string& out);
 
-struct DecodeContext {
-  std::unordered_map<uint32_t, int64_t> externalByCorrelation;      // from EXTERNAL_CORRELATION records
-  std::unordered_map<uint32_t, DeviceProperties> devices;           // from DEVICE records
-  std::unordered_map<uint32_t, std::string> driverNames;           // resolved by the agent after the flush
-  std::unordered_map<uint32_t, std::string> runtimeNamesFromLibrary;  // ids the generated table lacks
-};
-
 // The event name for a parsed record; `pointedName` is the kernel name string the record pointed to.
 std::string eventName(const ParsedRecord& r, std::string_view pointedName, const DecodeContext& context);
+
+// What the capture decoder needs from CUPTI, resolved at compile time (capture_decoder.cc): one string per
+// record, 32-bit correlation ids, runtime names from callback ids once the whole file is read.
+struct Records {
+  static constexpr uint32_t kId = 1;
+  static constexpr bool kNamesFromStrings = false;
+  static constexpr bool kKernelType = false;
+  static constexpr bool kCoalesceRuntime = false;  // several runtime records per launch
+  static constexpr bool kWideCorrelation = false;
+  static RecordClass parse(const uint8_t* rec, size_t size, ParsedRecord& r) { return parseRecord(rec, size, r); }
+  static bool parseDevice(const uint8_t* rec, size_t size, DeviceProperties& d) { return parseDeviceRecord(rec, size, d); }
+  static std::string memcpyName(const ParsedRecord& r) { return cupti::memcpyName(r); }
+  static std::string memsetName(const ParsedRecord& r) { return cupti::memsetName(r); }
+  static std::string callName(const ParsedRecord& r, const DecodeContext& c) { return eventName(r, {}, c); }
+  static void metadata(const ParsedRecord& r, std::optional<int64_t> ext, const EventContext& e,
+                       std::map<std::string, std::string>& out) {
+    appendMetadata(r, ext, e.device, out);
+  }
+  static void metadataJson(const ParsedRecord& r, std::optional<int64_t> ext, const EventContext& e, std::string& out) {
+    appendMetadataJson(r, ext, e.device, out);
+  }
+};
 
 }  // namespace flagprof::cupti

@@ -10,10 +10,14 @@
 #include <string>
 #include <string_view>
 
-#include "device_tracer.h"
-#include "parsed_record.h"
+#include "../../tracer/device_tracer.h"
+#include "../../tracer/parsed_record.h"
 
 namespace flagprof::mspti {
+
+using flagprof::DecodeContext;
+using flagprof::DeviceProperties;
+using flagprof::EventContext;
 
 // Reads one record: KERNEL, MEMCPY and MEMSET become device events, API records Runtime events (MSPTI has no
 // driver records and no callback ids: the API record names itself). The common fields are always written.
@@ -49,5 +53,28 @@ void appendMetadata(const ParsedRecord& r, std::optional<int64_t> externalId, st
 // The same as a JSON object, byte for byte what appendMetadata followed by appendMetadataJson(map) print.
 void appendMetadataJson(const ParsedRecord& r, std::optional<int64_t> externalId, std::string_view kernelType,
                         std::string& out);
+
+// What the capture decoder needs from MSPTI: API records name themselves, kernels point to a name and a type,
+// correlation ids are 64-bit, no device records.
+struct Records {
+  static constexpr uint32_t kId = 2;
+  static constexpr bool kNamesFromStrings = true;
+  static constexpr bool kKernelType = true;
+  static constexpr bool kCoalesceRuntime = true;  // several runtime records per launch
+  static constexpr bool kWideCorrelation = true;
+  static RecordClass parse(const uint8_t* rec, size_t size, ParsedRecord& r) { return parseRecord(rec, size, r); }
+  static bool parseDevice(const uint8_t*, size_t, DeviceProperties&) { return false; }
+  static std::string memcpyName(const ParsedRecord& r) { return mspti::memcpyName(r); }
+  static std::string memsetName(const ParsedRecord& r) { return mspti::memsetName(r); }
+  static std::string callName(const ParsedRecord&, const DecodeContext&) { return kGenericRuntimeName; }
+  static KernelStrings kernelStrings(std::string_view stored) { return splitKernelStrings(stored); }
+  static void metadata(const ParsedRecord& r, std::optional<int64_t> ext, const EventContext& e,
+                       std::map<std::string, std::string>& out) {
+    appendMetadata(r, ext, e.detail, out);
+  }
+  static void metadataJson(const ParsedRecord& r, std::optional<int64_t> ext, const EventContext& e, std::string& out) {
+    appendMetadataJson(r, ext, e.detail, out);
+  }
+};
 
 }  // namespace flagprof::mspti

@@ -1,18 +1,21 @@
-// The agent's CUPTI binding: NVIDIA CUPTI and the CUPTI-compatible vendor libraries (same C ABI, same records).
-// API names are resolved after the final flush, never inside a buffer callback (some vendors deadlock there).
+// The agent's binding for the CUPTI family: NVIDIA CUPTI and the vendor libraries with CUPTI's C ABI and record
+// layouts under their own function names (MetaX MCPTI). One template, instantiated per vendor by its binding.cc
+// with a Flavour: the function-name prefix, record sizes, how API names are asked for, whether the vendor's
+// iterator can be trusted. API names are resolved after the final flush, never inside a buffer callback (MCPTI
+// deadlocks there).
+#pragma once
+
 #include <dlfcn.h>
 
 #include <atomic>
 #include <cstring>
 #include <string>
 
-#include "../tracer/cupti_decode.h"
-#include "../tracer/cupti_mirror.h"
-#include "agent.h"
+#include "../../agent/agent.h"
+#include "decode.h"
+#include "mirror.h"
 
-namespace flagprof::agent {
-
-namespace {
+namespace flagprof::agent::cupti_family {
 
 // The CUPTI C ABI as used here (CUptiResult is an int enum; CUPTIAPI is empty on Linux).
 using BufferRequestFn = void (*)(uint8_t**, size_t*, size_t*);
@@ -28,31 +31,67 @@ struct CuptiApi {
   int (*getNumDroppedRecords)(void*, uint32_t, size_t*) = nullptr;
   int (*pushExternal)(int, uint64_t) = nullptr;
   int (*popExternal)(int, uint64_t*) = nullptr;
-  int (*getCallbackName)(int, uint32_t, const char**) = nullptr;
+  int (*getName)(int, uint32_t, const char**) = nullptr;  // cuptiGetCallbackName(domain, ...) or the flavour's
   int (*setThreadIdType)(int) = nullptr;
 };
 
 constexpr uint32_t kFlushForced = 1;  // CUPTI_ACTIVITY_FLAG_FLUSH_FORCED
 constexpr int kThreadIdSystem = 1;    // CUPTI_ACTIVITY_THREAD_ID_TYPE_SYSTEM: matches Kineto's tids
 
-// What the buffer callbacks (plain C function pointers) reach: there is one CUPTI binding per process.
-CuptiApi api;
-uint32_t version = 0;
-std::atomic<uint64_t> seenRuntime[kSeenIds / 64] = {}, seenDriver[kSeenIds / 64] = {};
+// One vendor of the family. Flavour: kLabel ("CUPTI"), kPrefix ("cupti"), kId, kNameFunction (the function that
+// names an API id), nameArgument(driver) (its first argument: CUPTI's callback domain, MCPTI's activity kind),
+// recordSize(kind, apiVersion), kDeviceRecords (the vendor reports DEVICE records), kScan (walk buffers by record
+// size instead of through the vendor's iterator), kHint (what FLAGOS_TRACER_LIBRARY should point at).
+template <class Flavour>
+struct Family {
+// What the buffer callbacks (plain C function pointers) reach: one binding per vendor per process.
+static inline CuptiApi api;
+static inline uint32_t version = 0;
+static inline std::atomic<uint64_t> seenRuntime[kSeenIds / 64] = {}, seenDriver[kSeenIds / 64] = {};
 
-void layoutWarning(const char* what) {
-  flagprof::agent::layoutWarning("C16", "CUPTI", "API version", version, "the CUPTI that belongs to the running CUDA runtime", what);
+static std::string fn(const char* suffix) { return std::string(Flavour::kPrefix) + suffix; }
+
+static void layoutWarning(const char* what) {
+  flagprof::agent::layoutWarning("C16", Flavour::kLabel, "API version", version, Flavour::kHint, what);
 }
 
-void bufferRequested(uint8_t** buffer, size_t* size, size_t* maxRecords) {
+// The next record of a buffer. The vendor's iterator, or for a vendor whose iterator can go stale (MCPTI after
+// external-correlation records) an own scan: records lie 8-byte aligned, each as long as its kind's size; a
+// candidate whose kind has no size is skipped 8 bytes at a time (resynchronising on the next known kind).
+static bool nextRecord(uint8_t* buffer, size_t validSize, void*& record, size_t& resynced) {
+  if constexpr (!Flavour::kScan) {
+    return api.getNextRecord(buffer, validSize, &record) == 0;
+  } else {
+    size_t at = 0;
+    if (record) {
+      uint32_t kind;
+      std::memcpy(&kind, record, 4);
+      at = size_t(static_cast<uint8_t*>(record) - buffer) + ((Flavour::recordSize(kind, version) + 7) & ~size_t(7));
+    }
+    while (at + 8 <= validSize) {
+      uint32_t kind;
+      std::memcpy(&kind, buffer + at, 4);
+      const size_t size = Flavour::recordSize(kind, version);
+      if (size != 0 && at + size <= validSize) {
+        record = buffer + at;
+        return true;
+      }
+      resynced++;
+      at += 8;
+    }
+    return false;
+  }
+}
+
+static void bufferRequested(uint8_t** buffer, size_t* size, size_t* maxRecords) {
   diagnostic("C13", true, false, "[flagos] CUPTI bufferRequested callback invoked");
-  void* p = takeBuffer("CUPTI", "C18");
+  void* p = takeBuffer(Flavour::kLabel, "C18");
   *buffer = static_cast<uint8_t*>(p);
   *size = p ? kBufferSize : 0;
   *maxRecords = 0;
 }
 
-void bufferCompleted(void* context, uint32_t streamId, uint8_t* buffer, size_t /*size*/, size_t validSize) {
+static void bufferCompleted(void* context, uint32_t streamId, uint8_t* buffer, size_t /*size*/, size_t validSize) {
   State& s = state();
   diagnostic("C14", true, false, "[flagos] CUPTI bufferCompleted callback invoked, validSize=%zu", validSize);
   const bool capturing = s.fd >= 0 && s.copying.load(std::memory_order_acquire);  // device records always kept
@@ -64,7 +103,8 @@ void bufferCompleted(void* context, uint32_t streamId, uint8_t* buffer, size_t /
   const uint8_t* end = buffer + validSize;
   // At most validSize/4 records fit in a buffer: a bound that cannot truncate, only stop a runaway iterator.
   size_t bound = validSize / 4;
-  while (room && buffer && validSize && api.getNextRecord(buffer, validSize, &record) == 0) {
+  size_t resynced = 0;
+  while (room && buffer && validSize && nextRecord(buffer, validSize, record, resynced)) {
     if (bound-- == 0) {
       if (!s.warnedBound.exchange(true))
         diagnostic("C17", false, true,
@@ -76,7 +116,7 @@ void bufferCompleted(void* context, uint32_t streamId, uint8_t* buffer, size_t /
     const uint8_t* rec = static_cast<const uint8_t*>(record);
     uint32_t kind;
     std::memcpy(&kind, rec, 4);
-    size_t size = flagprof::cupti::recordSize(kind, version);
+    size_t size = Flavour::recordSize(kind, version);
     if (size == 0) continue;  // a kind this tracer does not decode
     if (rec + size > end) {
       layoutWarning("record overruns the buffer");
@@ -84,7 +124,7 @@ void bufferCompleted(void* context, uint32_t streamId, uint8_t* buffer, size_t /
       break;
     }
     if (!capturing && kind != FP_CUPTI_KIND_DEVICE) continue;
-    flagprof::cupti::ParsedRecord parsed;
+    ParsedRecord parsed;
     auto cls = flagprof::cupti::parseRecord(rec, size, parsed);
     if (cls == flagprof::cupti::RecordClass::Implausible) {
       layoutWarning(kind == FP_CUPTI_KIND_EXTERNAL_CORRELATION ? "external correlation kind unexpected"
@@ -126,6 +166,11 @@ void bufferCompleted(void* context, uint32_t streamId, uint8_t* buffer, size_t /
   s.drivers += drivers;
   s.externals += externals;
   frame.write();
+  if (resynced && !warnedResync_.exchange(true))
+    diagnostic("A23", false, true,
+               "[flagos] %s buffer: skipped %zu bytes that were not a record (8 at a time) and resynchronised on the "
+               "next record; the records around them were kept",
+               Flavour::kLabel, resynced * 8);
   if (lost && !s.warnedAlloc.exchange(true)) {
     diagnostic("C18", false, true,
                "[flagos] CUPTI activity buffer allocation failed (%zu bytes) copying records into the capture; records "
@@ -146,30 +191,35 @@ void bufferCompleted(void* context, uint32_t streamId, uint8_t* buffer, size_t /
   giveBackBuffer(buffer);
 }
 
-void resolveNames(int domain, std::atomic<uint64_t>* seen) {
-  if (!api.getCallbackName) return;
-  emitNames(uint32_t(domain), seen, [domain](uint32_t id) -> const char* {
-    const char* name = nullptr;
-    return api.getCallbackName(domain, id, &name) == 0 ? name : nullptr;
-  });
+static inline std::atomic<bool> warnedResync_{false};
+
+// Names frames carry CUPTI's domains (1 driver, 2 runtime) for every vendor: that is what the decoder reads.
+static void resolveNames(bool driver, std::atomic<uint64_t>* seen) {
+  if (!api.getName) return;
+  const int argument = Flavour::nameArgument(driver);
+  emitNames(driver ? FP_CUPTI_CB_DOMAIN_DRIVER_API : FP_CUPTI_CB_DOMAIN_RUNTIME_API, seen,
+            [argument](uint32_t id) -> const char* {
+              const char* name = nullptr;
+              return api.getName(argument, id, &name) == 0 ? name : nullptr;
+            });
 }
 
-class CuptiDeviceTracer final : public VendorTracer {
+class Tracer final : public VendorTracer {
  public:
-  const char* name() const override { return "CUPTI"; }
-  uint32_t fpcVendor() const override { return fpc::VendorCupti; }
+  const char* name() const override { return Flavour::kLabel; }
+  uint32_t fpcVendor() const override { return Flavour::kId; }
   uint32_t apiVersion() const override { return version; }
   void* anchorSymbol() const override { return reinterpret_cast<void*>(api.registerCallbacks); }
   bool armed() const override { return registerResult_ == 0; }
   std::string notArmedReason() const override {
-    return "cuptiActivityRegisterCallbacks failed with " + std::to_string(registerResult_);
+    return fn("ActivityRegisterCallbacks failed with ") + std::to_string(registerResult_);
   }
 
   void armAtLoad() override {
     State& s = state();
     if (api.getVersion) api.getVersion(&version);
-    diagnostic("S2", true, false, "[flagos-cupti-shim] bound cuptiActivityRegisterCallbacks -> %s (CUPTI API version %u)",
-               s.libraryPath.c_str(), version);
+    diagnostic("S2", true, false, "[flagos-cupti-shim] bound %sActivityRegisterCallbacks -> %s (%s API version %u)",
+               Flavour::kPrefix, s.libraryPath.c_str(), Flavour::kLabel, version);
     if (api.setThreadIdType) api.setThreadIdType(kThreadIdSystem);
     diagnostic("C2", true, false, "[flagos] Registering CUPTI activity callbacks...");
     registerResult_ = api.registerCallbacks(bufferRequested, bufferCompleted);
@@ -177,7 +227,8 @@ class CuptiDeviceTracer final : public VendorTracer {
     enableKernel_ = api.enable(FP_CUPTI_KIND_CONCURRENT_KERNEL);
     enableMemcpy_ = api.enable(FP_CUPTI_KIND_MEMCPY);
     enableMemset_ = api.enable(FP_CUPTI_KIND_MEMSET);
-    const int enableDevice = api.enable(FP_CUPTI_KIND_DEVICE);  // device properties, for occupancy
+    // Device properties, for occupancy, from the vendors that report them.
+    const int enableDevice = Flavour::kDeviceRecords ? api.enable(FP_CUPTI_KIND_DEVICE) : -1;
     diagnostic("C4", true, false,
                "[flagos] init ActivityEnable CONCURRENT_KERNEL=%d KERNEL=skipped MEMCPY=%d MEMSET=%d DEVICE=%d "
                "(RUNTIME/EXTERNAL_CORRELATION deferred to start())",
@@ -202,7 +253,7 @@ class CuptiDeviceTracer final : public VendorTracer {
                "MEMSET=%d, RUNTIME=%d, EXTERNAL_CORRELATION=%d",
                registerResult_, enableKernel_, enableMemcpy_, enableMemset_, runtime, external);
     if (runtime != 0) {
-      error = "cuptiActivityEnable(RUNTIME) failed with " + std::to_string(runtime);
+      error = fn("ActivityEnable(RUNTIME) failed with ") + std::to_string(runtime);
       return -1;
     }
     return 0;
@@ -220,28 +271,28 @@ class CuptiDeviceTracer final : public VendorTracer {
     api.disable(FP_CUPTI_KIND_EXTERNAL_CORRELATION);
     calibrate(2, api.getTimestamp, "C6", "");
     // Only now, with every buffer delivered, ask the vendor for names.
-    resolveNames(FP_CUPTI_CB_DOMAIN_RUNTIME_API, seenRuntime);
-    resolveNames(FP_CUPTI_CB_DOMAIN_DRIVER_API, seenDriver);
+    resolveNames(false, seenRuntime);
+    resolveNames(true, seenDriver);
   }
 
   int pushExternal(uint64_t id, std::string& error) override {
     if (!api.pushExternal) {
-      error = "the vendor library has no cuptiActivityPushExternalCorrelationId";
+      error = "the vendor library has no " + fn("ActivityPushExternalCorrelationId");
       return -1;
     }
     int r = api.pushExternal(FP_CUPTI_EXTERNAL_KIND_CUSTOM0, id);
-    if (r != 0) error = "cuptiActivityPushExternalCorrelationId failed with " + std::to_string(r);
+    if (r != 0) error = fn("ActivityPushExternalCorrelationId failed with ") + std::to_string(r);
     return r == 0 ? 0 : -1;
   }
 
   int popExternal(std::string& error) override {
     if (!api.popExternal) {
-      error = "the vendor library has no cuptiActivityPopExternalCorrelationId";
+      error = "the vendor library has no " + fn("ActivityPopExternalCorrelationId");
       return -1;
     }
     uint64_t last = 0;  // a real address: some vendors fail on NULL without unwinding the stack
     int r = api.popExternal(FP_CUPTI_EXTERNAL_KIND_CUSTOM0, &last);
-    if (r != 0) error = "cuptiActivityPopExternalCorrelationId failed with " + std::to_string(r);
+    if (r != 0) error = fn("ActivityPopExternalCorrelationId failed with ") + std::to_string(r);
     return r == 0 ? 0 : -1;
   }
 
@@ -249,29 +300,26 @@ class CuptiDeviceTracer final : public VendorTracer {
   int registerResult_ = -1, enableKernel_ = -1, enableMemcpy_ = -1, enableMemset_ = -1;
 };
 
-}  // namespace
-
-bool exportsCupti(void* lib) { return dlsym(lib, "cuptiActivityRegisterCallbacks") != nullptr; }
-
-std::unique_ptr<VendorTracer> bindCupti(void* lib, std::string& missing) {
+static std::unique_ptr<VendorTracer> bind(void* lib, std::string& missing) {
   CuptiApi a;
-  bind(lib, "cuptiGetVersion", a.getVersion);
-  bind(lib, "cuptiGetTimestamp", a.getTimestamp);
-  bind(lib, "cuptiActivityGetNumDroppedRecords", a.getNumDroppedRecords);
-  bind(lib, "cuptiActivityPushExternalCorrelationId", a.pushExternal);
-  bind(lib, "cuptiActivityPopExternalCorrelationId", a.popExternal);
-  bind(lib, "cuptiGetCallbackName", a.getCallbackName);
-  bind(lib, "cuptiSetThreadIdType", a.setThreadIdType);
-  const bool required = bind(lib, "cuptiActivityRegisterCallbacks", a.registerCallbacks) &
-                        bind(lib, "cuptiActivityEnable", a.enable) & bind(lib, "cuptiActivityDisable", a.disable) &
-                        bind(lib, "cuptiActivityFlushAll", a.flushAll) &
-                        bind(lib, "cuptiActivityGetNextRecord", a.getNextRecord);
+  auto bindFn = [&](const char* suffix, auto& f) { return flagprof::agent::bind(lib, fn(suffix).c_str(), f); };
+  bindFn("GetVersion", a.getVersion);
+  bindFn("GetTimestamp", a.getTimestamp);
+  bindFn("ActivityGetNumDroppedRecords", a.getNumDroppedRecords);
+  bindFn("ActivityPushExternalCorrelationId", a.pushExternal);
+  bindFn("ActivityPopExternalCorrelationId", a.popExternal);
+  flagprof::agent::bind(lib, Flavour::kNameFunction, a.getName);
+  bindFn("SetThreadIdType", a.setThreadIdType);
+  const bool required = bindFn("ActivityRegisterCallbacks", a.registerCallbacks) & bindFn("ActivityEnable", a.enable) &
+                        bindFn("ActivityDisable", a.disable) & bindFn("ActivityFlushAll", a.flushAll) &
+                        (Flavour::kScan || bindFn("ActivityGetNextRecord", a.getNextRecord));
   if (!required) {
-    missing = "required CUPTI activity symbols are missing";
+    missing = std::string("required ") + Flavour::kLabel + " activity symbols are missing";
     return nullptr;
   }
   api = a;
-  return std::make_unique<CuptiDeviceTracer>();
+  return std::make_unique<Tracer>();
 }
+};
 
-}  // namespace flagprof::agent
+}  // namespace flagprof::agent::cupti_family

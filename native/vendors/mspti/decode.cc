@@ -1,11 +1,11 @@
 // MSPTI activity records -> DeviceEvents. Every MSPTI layout fact is in mspti_mirror.h and this file.
-#include "mspti_decode.h"
+#include "decode.h"
 
 #include <charconv>
 #include <cstring>
 #include <limits>
 
-#include "mspti_mirror.h"
+#include "mirror.h"
 
 #if __has_include(<mspti_activity.h>)
 #include <mspti_activity.h>

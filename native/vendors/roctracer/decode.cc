@@ -1,7 +1,7 @@
 // ROCtracer activity records -> ParsedRecords. Every ROCtracer layout fact is in roctracer_mirror.h and this file.
-#include "roctracer_decode.h"
+#include "decode.h"
 
-#include "roctracer_mirror.h"
+#include "mirror.h"
 
 #if __has_include(<roctracer.h>)
 #include <roctracer.h>

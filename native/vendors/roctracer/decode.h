@@ -10,10 +10,14 @@
 #include <string>
 #include <unordered_map>
 
-#include "device_tracer.h"
-#include "parsed_record.h"
+#include "../../tracer/device_tracer.h"
+#include "../../tracer/parsed_record.h"
 
 namespace flagprof::roctracer {
+
+using flagprof::DecodeContext;
+using flagprof::DeviceProperties;
+using flagprof::EventContext;
 
 // Reads one record. HIP_OPS dispatches become kernels, copies memcpys (memsets when the command is a buffer
 // fill), HIP_API calls Runtime events with the HIP API id as their cbid; EXT_API external-id records are external
@@ -39,5 +43,27 @@ std::string runtimeName(uint32_t op, const std::unordered_map<uint32_t, std::str
 void appendMetadata(const ParsedRecord& r, std::optional<int64_t> externalId, std::map<std::string, std::string>& out);
 // The same as a JSON object, byte for byte what appendMetadata followed by appendMetadataJson(map) print.
 void appendMetadataJson(const ParsedRecord& r, std::optional<int64_t> externalId, std::string& out);
+
+// What the capture decoder needs from ROCtracer: kernels point to their name as CUPTI's do; API calls carry a HIP
+// API id resolved by a names frame (domain HIP_API) written after the final flush; correlation ids are 64-bit.
+struct Records {
+  static constexpr uint32_t kId = 3;
+  static constexpr bool kNamesFromStrings = false;
+  static constexpr bool kKernelType = false;
+  static constexpr bool kCoalesceRuntime = false;  // several runtime records per launch
+  static constexpr bool kWideCorrelation = true;
+  static RecordClass parse(const uint8_t* rec, size_t size, ParsedRecord& r) { return parseRecord(rec, size, r); }
+  static bool parseDevice(const uint8_t*, size_t, DeviceProperties&) { return false; }
+  static std::string memcpyName(const ParsedRecord& r) { return roctracer::memcpyName(r); }
+  static std::string memsetName(const ParsedRecord& r) { return roctracer::memsetName(r); }
+  static std::string callName(const ParsedRecord& r, const DecodeContext& c) { return runtimeName(r.cbid, c.runtimeNames); }
+  static void metadata(const ParsedRecord& r, std::optional<int64_t> ext, const EventContext&,
+                       std::map<std::string, std::string>& out) {
+    appendMetadata(r, ext, out);
+  }
+  static void metadataJson(const ParsedRecord& r, std::optional<int64_t> ext, const EventContext&, std::string& out) {
+    appendMetadataJson(r, ext, out);
+  }
+};
 
 }  // namespace flagprof::roctracer

@@ -1,0 +1,113 @@
+// The vendor table: every vendor activity API the tracer knows, one row each. A vendor is this row plus its
+// folder (native/vendors/<key>/: mirror.h, the record layouts with static_asserts where the public header is
+// installed; decode.{h,cc}, its records, names and metadata, with its `Records` traits for the capture decoder;
+// binding.cc, the agent's capture binding, `bind_<key>`). The capture decoder's dispatch, the agent's library
+// search and accelerator selection, the addon's vendor names and the fuzzer's vendor range all derive from here;
+// the build lists each folder's sources by globbing (scripts/vendor-sources.mjs).
+#pragma once
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <string_view>
+
+#include "cupti/decode.h"
+#include "mcpti/decode.h"
+#include "mspti/decode.h"
+#include "roctracer/decode.h"
+
+namespace flagprof {
+
+struct VendorRow {
+  uint32_t id;        // the capture header's vendor field (fpc_format.h): never reused
+  const char* key;    // folder, `bind_<key>`, and the name the addon and the extension use ("cupti")
+  const char* label;  // as messages name the API ("CUPTI")
+  // The functions a library of this API is recognised by (any one of them; nullptr ends the list).
+  std::array<const char*, 2> recognisedBy;
+  std::array<const char*, 4> sonames;       // the agent's dlopen search order (nullptr ends the list)
+  std::array<const char*, 4> accelerators;  // the FLAGOS_ACCELERATOR values it traces (nullptr ends the list)
+  const char* unavailableCode;              // the catalogue line printed when no library of it loaded
+  const char* unavailableLine;
+};
+
+// Table order is the search order: MCPTI before CUPTI, so a MetaX library is never taken for NVIDIA's by a
+// CUPTI-named function it may also export.
+inline constexpr VendorRow kVendors[] = {
+    {4, "mcpti", "MCPTI", {"mcptiActivityRegisterCallbacks", "mcptiActivityGetApiName"}, {"libmcpti.so"}, {"metax"},
+     "C1", "[flagos] CUPTI not available, tracer not armed"},
+    {1, "cupti", "CUPTI", {"cuptiActivityRegisterCallbacks"}, {"libcupti.so.13", "libcupti.so.12", "libcupti.so"},
+     {"cuda", "ppu"}, "C1", "[flagos] CUPTI not available, tracer not armed"},
+    {2, "mspti", "MSPTI", {"msptiActivityRegisterCallbacks"}, {"libmspti.so"}, {"ascend"}, "M1",
+     "[flagos] libmspti is unavailable"},
+    {3, "roctracer", "ROCtracer", {"roctracer_enable_domain_activity_expl", "roctracer_enable_domain_activity"},
+     {"libroctracer64.so.4", "libroctracer64.so"}, {"rocm", "dcu"}, "R25", "[flagos] libroctracer64 is unavailable"},
+};
+
+// The vendors whose types the code needs at compile time, in table order: X(key) for each row. The capture
+// decoder instantiates its decoder with `key::Records`; the agent calls `bind_<key>`.
+#define FLAGPROF_FOR_EACH_VENDOR(X) X(mcpti) X(cupti) X(mspti) X(roctracer)
+
+// Accelerators with no activity API this tracer binds: they get the unavailable tracer, with its reason.
+inline constexpr const char* kAcceleratorsWithoutTracer[] = {"musa", "gcu", "cpu"};
+
+inline constexpr size_t kVendorCount = sizeof kVendors / sizeof kVendors[0];
+
+constexpr const VendorRow* vendorById(uint32_t id) {
+  for (const VendorRow& v : kVendors)
+    if (v.id == id) return &v;
+  return nullptr;
+}
+
+// Exactly one tracer per accelerator (seed §1.4): an accelerator in two rows, or in a row and the list without a
+// tracer, does not build.
+constexpr bool acceleratorsUnique() {
+  auto same = [](const char* a, const char* b) { return std::string_view(a) == std::string_view(b); };
+  for (size_t i = 0; i < kVendorCount; ++i)
+    for (const char* a : kVendors[i].accelerators) {
+      if (!a) break;
+      for (size_t j = i + 1; j < kVendorCount; ++j)
+        for (const char* b : kVendors[j].accelerators)
+          if (b && same(a, b)) return false;
+      for (const char* b : kAcceleratorsWithoutTracer)
+        if (same(a, b)) return false;
+    }
+  return true;
+}
+static_assert(acceleratorsUnique(), "an accelerator must be traced by exactly one vendor row");
+
+constexpr bool idsUnique() {
+  for (size_t i = 0; i < kVendorCount; ++i)
+    for (size_t j = i + 1; j < kVendorCount; ++j)
+      if (kVendors[i].id == kVendors[j].id) return false;
+  return true;
+}
+static_assert(idsUnique(), "vendor ids are the capture format's: each is used once");
+
+constexpr const VendorRow* vendorByKey(std::string_view key) {
+  for (const VendorRow& v : kVendors)
+    if (key == v.key) return &v;
+  return nullptr;
+}
+
+// The compile-time list is in table order (the agent searches in it).
+#define FLAGPROF_VENDOR_KEY(key) #key,
+inline constexpr const char* kVendorKeys[] = {FLAGPROF_FOR_EACH_VENDOR(FLAGPROF_VENDOR_KEY)};
+#undef FLAGPROF_VENDOR_KEY
+constexpr bool keysInTableOrder() {
+  for (size_t i = 0; i < kVendorCount; ++i)
+    if (std::string_view(kVendorKeys[i]) != kVendors[i].key) return false;
+  return true;
+}
+static_assert(keysInTableOrder(), "FLAGPROF_FOR_EACH_VENDOR lists the vendors in table order");
+
+// The compile-time list and the table describe the same vendors: each key has its row, with its Records' id.
+#define FLAGPROF_VENDOR_ONE(key) +1
+static_assert(0 FLAGPROF_FOR_EACH_VENDOR(FLAGPROF_VENDOR_ONE) == kVendorCount, "a vendor row without its X(key)");
+#undef FLAGPROF_VENDOR_ONE
+#define FLAGPROF_VENDOR_ROW_MATCHES(key)                                       \
+  static_assert(vendorByKey(#key) && vendorByKey(#key)->id == key::Records::kId, \
+                "vendor " #key ": its row's id is not its Records' id");
+FLAGPROF_FOR_EACH_VENDOR(FLAGPROF_VENDOR_ROW_MATCHES)
+#undef FLAGPROF_VENDOR_ROW_MATCHES
+
+}  // namespace flagprof

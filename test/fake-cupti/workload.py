@@ -3,6 +3,9 @@ captured by the native agent (flagprof_agent.native, loaded before torch). Shape
 5x matmul+relu, a sort, a device-to-host copy.
 
 usage: workload.py SESSION_DIR [--push-correlation]
+
+Other fakes with the CUPTI fake's control functions run it with their own prefix and kernel name
+(test/fake-mcpti/workload.py): PREFIX and GEMM in the globals it is run with.
 """
 import ctypes
 import os
@@ -17,18 +20,29 @@ capture = native.open_capture(session_dir)
 import torch  # noqa: E402
 from torch.profiler import ProfilerActivity, profile, record_function  # noqa: E402
 
-fake = ctypes.CDLL(os.environ["FLAGOS_TRACER_LIBRARY"])
-I, U = ctypes.c_int, ctypes.c_uint64
-fake.fake_cupti_launch_kernel.argtypes = [ctypes.c_char_p, I, I, I, I, I, I, I, I, I, U]
-fake.fake_cupti_memcpy.argtypes = [U, I, I, I]
-fake.fake_cupti_memset.argtypes = [U, I]
+library = ctypes.CDLL(os.environ["FLAGOS_TRACER_LIBRARY"])
+PREFIX = globals().get("PREFIX", "fake_cupti")
 
-GEMM = b"_ZN7cutlass6KernelI43cutlass_80_simt_sgemm_128x128_8x4_nn_align1EEvNT_6ParamsE"
+
+class _Controls:
+    """The fake's control functions under their names without the prefix (fake.launch_kernel, ...)."""
+
+    def __getattr__(self, name):
+        return getattr(library, "%s_%s" % (PREFIX, name))
+
+
+fake = _Controls()
+I, U = ctypes.c_int, ctypes.c_uint64
+fake.launch_kernel.argtypes = [ctypes.c_char_p, I, I, I, I, I, I, I, I, I, U]
+fake.memcpy.argtypes = [U, I, I, I]
+fake.memset.argtypes = [U, I]
+
+GEMM = globals().get("GEMM", b"_ZN7cutlass6KernelI43cutlass_80_simt_sgemm_128x128_8x4_nn_align1EEvNT_6ParamsE")
 RELU = b"_ZN2at6native29vectorized_elementwise_kernelILi4ENS0_11FillFunctorIfEENS_6detail5ArrayIPcLi1EEEEEviT0_T1_"
 SORT = b"_ZN2at6native20bitonicSortKVInPlaceIfEEvPT_i"
 
 # Launched before start(): the capture window must leave it out.
-fake.fake_cupti_launch_kernel(RELU, 1, 1, 1, 32, 1, 1, 16, 0, 0, 1000)
+fake.launch_kernel(RELU, 1, 1, 1, 32, 1, 1, 16, 0, 0, 1000)
 
 a = torch.randn(256, 256)
 b = torch.randn(256, 256)
@@ -39,20 +53,20 @@ with profile(activities=[ProfilerActivity.CPU]) as prof:
             c = a @ b
             if push:
                 capture.push_correlation(step * 2)  # 0 first: a valid torch id
-            fake.fake_cupti_launch_kernel(GEMM, 2, 2, 1, 256, 1, 1, 128, 16384, 0, 20000)
+            fake.launch_kernel(GEMM, 2, 2, 1, 256, 1, 1, 128, 16384, 0, 20000)
             if push:
                 capture.pop_correlation()
         with record_function("fake::relu"):
             c = torch.relu(c)
-            fake.fake_cupti_launch_kernel(RELU, 256, 1, 1, 128, 1, 1, 16, 0, 0, 3000)
+            fake.launch_kernel(RELU, 256, 1, 1, 128, 1, 1, 16, 0, 0, 3000)
     with record_function("fake::sort"):
         torch.sort(torch.randn(16))
-        fake.fake_cupti_memset(64, 0)
-        fake.fake_cupti_launch_kernel(SORT, 1, 1, 1, 16, 1, 1, 38, 1024, 0, 4000)
+        fake.memset(64, 0)
+        fake.launch_kernel(SORT, 1, 1, 1, 16, 1, 1, 38, 1024, 0, 4000)
     with record_function("fake::to_cpu"):
-        fake.fake_cupti_memcpy(4096, 2, 3, 1)
-    fake.fake_cupti_untabled_call()
-    fake.fake_cupti_synchronize()
+        fake.memcpy(4096, 2, 3, 1)
+    fake.untabled_call()
+    fake.synchronize()
 capture.stop()
 prof.export_chrome_trace(os.path.join(session_dir, "trace.json"))
 print(capture.close())

@@ -1,58 +1,15 @@
 """A torch CPU workload whose record_function ranges launch FAKE MetaX GPU work through the fake MCPTI library,
-captured by the native agent (flagprof_agent.native, loaded before torch). Shaped like the CUPTI workload:
-5x matmul+relu, a sort with a memset, a device-to-host copy, a call MCPTI does not name, a device synchronisation.
+captured by the native agent: the CUPTI workload (test/fake-cupti/workload.py) with the MCPTI fake's control
+functions and a MetaX GEMM kernel name. 5x matmul+relu, a sort with a memset, a device-to-host copy, a call MCPTI
+does not name, a device synchronisation.
 
 usage: workload.py SESSION_DIR [--push-correlation]
 """
-import ctypes
 import os
-import sys
+import runpy
 
-from flagprof_agent import native  # before torch: arms the vendor library
-
-session_dir = sys.argv[1]
-push = "--push-correlation" in sys.argv
-capture = native.open_capture(session_dir)
-
-import torch  # noqa: E402
-from torch.profiler import ProfilerActivity, profile, record_function  # noqa: E402
-
-fake = ctypes.CDLL(os.environ["FLAGOS_TRACER_LIBRARY"])
-I, U = ctypes.c_int, ctypes.c_uint64
-fake.fake_mcpti_launch_kernel.argtypes = [ctypes.c_char_p, I, I, I, I, I, I, I, I, I, U]
-fake.fake_mcpti_memcpy.argtypes = [U, I, I, I]
-fake.fake_mcpti_memset.argtypes = [U, I]
-
-GEMM = b"mcblas_sgemm_128x128x8_nn_align1"
-RELU = b"_ZN2at6native29vectorized_elementwise_kernelILi4ENS0_11FillFunctorIfEENS_6detail5ArrayIPcLi1EEEEEviT0_T1_"
-SORT = b"_ZN2at6native20bitonicSortKVInPlaceIfEEvPT_i"
-
-# Launched before start(): the capture window must leave it out.
-fake.fake_mcpti_launch_kernel(RELU, 1, 1, 1, 32, 1, 1, 16, 0, 0, 1000)
-
-a = torch.randn(256, 256)
-b = torch.randn(256, 256)
-capture.start()
-with profile(activities=[ProfilerActivity.CPU]) as prof:
-    for step in range(5):
-        with record_function("fake::matmul"):
-            c = a @ b
-            if push:
-                capture.push_correlation(step * 2)  # 0 first: a valid torch id
-            fake.fake_mcpti_launch_kernel(GEMM, 2, 2, 1, 256, 1, 1, 128, 16384, 0, 20000)
-            if push:
-                capture.pop_correlation()
-        with record_function("fake::relu"):
-            c = torch.relu(c)
-            fake.fake_mcpti_launch_kernel(RELU, 256, 1, 1, 128, 1, 1, 16, 0, 0, 3000)
-    with record_function("fake::sort"):
-        torch.sort(torch.randn(16))
-        fake.fake_mcpti_memset(64, 0)
-        fake.fake_mcpti_launch_kernel(SORT, 1, 1, 1, 16, 1, 1, 38, 1024, 0, 4000)
-    with record_function("fake::to_cpu"):
-        fake.fake_mcpti_memcpy(4096, 2, 3, 1)
-    fake.fake_mcpti_untabled_call()
-    fake.fake_mcpti_synchronize()
-capture.stop()
-prof.export_chrome_trace(os.path.join(session_dir, "trace.json"))
-print(capture.close())
+runpy.run_path(
+    os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "fake-cupti", "workload.py"),
+    init_globals={"PREFIX": "fake_mcpti", "GEMM": b"mcblas_sgemm_128x128x8_nn_align1"},
+    run_name="__main__",
+)

@@ -4,7 +4,7 @@
 // decoded to columns. Reports records/s against the 20 M/s target for every vendor, then, for CUPTI, the cost of
 // also producing every event's metadata JSON and how long opening an agent-mode session of a million records
 // takes next to opening the same events from a Kineto trace.
-//   node bench/decode-bench.mjs [--vendor cupti|mspti|roctracer|mcpti|all] [--records N] [--runs K]
+//   node bench/decode-bench.mjs [--vendor cupti|mspti|roctracer|mcpti|mupti|topspti|all] [--records N] [--runs K]
 import {
   existsSync,
   mkdtempSync,
@@ -207,6 +207,30 @@ const VENDORS = {
     fields: cuptiFields,
     // Runtime callback domain (2): mcptiActivityGetApiName's names.
     trailer: [w.namesFrame(2, [[MC_LAUNCH_KERNEL, 'mcLaunchKernel']])],
+  },
+  // MUPTI: CUPTI's Kernel6 (168 B); names from muptiGetCallbackName, CLOCK_MONOTONIC mapped by the header's pair.
+  mupti: {
+    id: 5,
+    label: 'MUPTI',
+    apiVersion: 12,
+    vendorNs: HSA0,
+    apiName: 'musaLaunchKernel',
+    kernelName: FILL_KERNEL,
+    launch: cuptiLaunch(168, 31),
+    fields: cuptiFields,
+    trailer: [w.namesFrame(2, [[31, 'musaLaunchKernel']])],
+  },
+  // TOPSPTI: CUPTI's first kernel layout (144 B); the external records are the agent's, from its API-enter callback.
+  topspti: {
+    id: 6,
+    label: 'TOPSPTI',
+    apiVersion: 1,
+    vendorNs: HSA0,
+    apiName: 'topsLaunchKernel',
+    kernelName: FILL_KERNEL,
+    launch: cuptiLaunch(144, 7),
+    fields: cuptiFields,
+    trailer: [w.namesFrame(2, [[7, 'topsLaunchKernel']])],
   },
 };
 

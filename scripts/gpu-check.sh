@@ -21,8 +21,10 @@ done
 build="$OUT/build"
 mkdir -p "$build"
 # Every vendor folder's sources, as the main build lists them (scripts/vendor-sources.mjs, without node here).
-tracer="native/tracer/device_tracer.cc native/tracer/fpc_format.cc native/tracer/capture_decoder.cc $(ls native/vendors/*/decode.cc)"
-agent="native/agent/agent.cc $(ls native/vendors/*/binding.cc)"
+keys=$(grep -o '^#define FLAGPROF_FOR_EACH_VENDOR(X).*' native/vendors/vendors.h | grep -o 'X([a-z0-9_]*)' | sed 's/^X(\(.*\))$/\1/')
+sources() { for key in $keys; do if [ -f "native/vendors/$key/$1.cc" ]; then echo "native/vendors/$key/$1.cc"; fi; done; }
+tracer="native/tracer/device_tracer.cc native/tracer/fpc_format.cc native/tracer/capture_decoder.cc $(sources decode)"
+agent="native/agent/agent.cc $(sources binding)"
 g++ -std=c++17 -O2 -fPIC -shared -fvisibility=hidden $INC $agent $tracer -ldl -lpthread -o "$build/libflagprof_agent.so"
 g++ -std=c++17 -O2 $INC native/tracer/tools/fpc_dump.cc $tracer -o "$build/fpc_dump"
 echo "gpu-check: built the agent ($([ -n "$INC" ] && echo "layout checked against the installed CUPTI headers" || echo "no CUPTI headers found"))"

@@ -385,9 +385,11 @@ function leadingTracer(tally: Tally, library: string): VendorKey | '' {
   const rows = VENDOR_KEYS.filter((key) => VENDORS[key].component === component);
   if (rows.length === 0) return '';
   const file = library.slice(library.lastIndexOf('/') + 1);
-  return (
-    rows.find((key) => file.startsWith(VENDORS[key].library)) ?? (named ? (named as VendorKey) : rows[0])
-  );
+  // The library bound is the strongest evidence: the agent's CUPTI-family binding prints CUPTI's lines for MUPTI's
+  // and TOPSPTI's libraries too.
+  const bound = file ? VENDOR_KEYS.find((key) => file.startsWith(VENDORS[key].library)) : undefined;
+  if (bound && (rows.includes(bound) || component === 'cupti')) return bound;
+  return named ? (named as VendorKey) : rows[0];
 }
 
 /**

@@ -55,6 +55,12 @@ export interface DecodedCapture {
   apiVersion: number;
   pid: number;
   library: string;
+  /**
+   * The platform row the process named when it was recorded (FLAGOS_ACCELERATOR, PPU's SDK), with what named it;
+   * '' when it named none.
+   */
+  platform: string;
+  platformReason: string;
   /** False when the process stopped before closing the capture (a decodable prefix). */
   closed: boolean;
   /** Epoch ns that start/end are relative to: the capture window's start when recorded. */

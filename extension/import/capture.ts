@@ -52,6 +52,7 @@ export function captureFacts(capture: DecodedCapture) {
     vendor: capture.vendor,
     apiVersion: capture.apiVersion,
     library: capture.library,
+    ...(capture.platform ? { platform: capture.platform, platformReason: capture.platformReason } : {}),
     closed: capture.closed,
     counts: capture.counts,
     devices: capture.devices,

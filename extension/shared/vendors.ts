@@ -54,6 +54,17 @@ const CUDA_NAMING: KinetoNaming = {
   driver: 'cuda_driver',
 };
 
+/**
+ * MUSA and GCU reach torch through torch_fl's PrivateUse1 backend, whose Kineto adaptor writes its runtime calls
+ * as privateuse1_runtime and its devices under Kineto's default process and thread names.
+ */
+const PRIVATEUSE1_NAMING: KinetoNaming = {
+  device: 'GPU',
+  stream: 'stream',
+  runtime: 'privateuse1_runtime',
+  driver: 'privateuse1_driver',
+};
+
 /** Keyed by the name the addon reports as a capture's vendor. */
 export const VENDORS = {
   cupti: {
@@ -106,27 +117,27 @@ export const VENDORS = {
     unavailableCode: undefined,
   },
   mupti: {
-    fpcId: undefined,
+    fpcId: 5,
     label: 'MUPTI',
     tracer: 'MUPTI (MUSA)',
     component: 'mupti',
     library: 'libmupti',
     genericRuntimeName: 'musaRuntime',
-    naming: undefined,
+    naming: PRIVATEUSE1_NAMING,
     platforms: ['musa'],
-    capturePlatform: undefined,
+    capturePlatform: 'musa',
     unavailableCode: undefined,
   },
   topspti: {
-    fpcId: undefined,
+    fpcId: 6,
     label: 'TOPSPTI',
     tracer: 'TOPSPTI (GCU)',
     component: 'topspti',
     library: 'libtopspti',
     genericRuntimeName: 'topsRuntime',
-    naming: undefined,
+    naming: PRIVATEUSE1_NAMING,
     platforms: ['gcu'],
-    capturePlatform: undefined,
+    capturePlatform: 'gcu',
     unavailableCode: undefined,
   },
 } as const satisfies Record<string, VendorRow>;

@@ -172,6 +172,8 @@ Napi::Value DecodeCapture(const Napi::CallbackInfo& info) {
   result.Set("apiVersion", Napi::Number::New(env, capture.apiVersion));
   result.Set("pid", Napi::Number::New(env, capture.pid));
   result.Set("library", Napi::String::New(env, capture.library));
+  result.Set("platform", Napi::String::New(env, capture.platform));
+  result.Set("platformReason", Napi::String::New(env, capture.platformReason));
   result.Set("closed", Napi::Boolean::New(env, capture.closed));
   result.Set("baseNs", bigint(env, base));
   result.Set("windowStartNs", capture.windowStart ? bigint(env, *capture.windowStart) : env.Null());

@@ -423,8 +423,13 @@ std::unique_ptr<VendorTracer> loadVendor(State& s, const Accelerator* only) {
   for (const Vendor& v : kBindings) {
     if (vendor) break;
     if (!allows(only, v)) continue;
-    for (const char* soname : v.row.sonames) {
-      if (!soname || vendor) break;
+    // The vendor's own override first (FLAGOS_TOPSPTI_LIBRARY), as its integration looks it up.
+    const std::string own = v.row.libraryEnv ? trim(getenv(v.row.libraryEnv)) : std::string();
+    std::array<const char*, 5> candidates{own.empty() ? nullptr : own.c_str()};
+    std::copy(v.row.sonames.begin(), v.row.sonames.end(), candidates.begin() + 1);
+    for (const char* soname : candidates) {
+      if (vendor) break;
+      if (!soname) continue;
       void* lib = dlopen(soname, RTLD_NOW | RTLD_GLOBAL);
       std::string missing;
       if (lib && (vendor = v.bind(lib, missing))) {
@@ -445,7 +450,9 @@ std::unique_ptr<VendorTracer> loadVendor(State& s, const Accelerator* only) {
     // Each vendor's line once (the CUPTI family shares one).
     std::vector<std::string_view> printed;
     for (const Vendor& v : kBindings) {
-      if (!allows(only, v) || std::find(printed.begin(), printed.end(), v.row.unavailableLine) != printed.end()) continue;
+      if (!allows(only, v) || !v.row.unavailableLine ||
+          std::find(printed.begin(), printed.end(), v.row.unavailableLine) != printed.end())
+        continue;
       printed.push_back(v.row.unavailableLine);
       diagnostic(v.row.unavailableCode, true, false, "%s", v.row.unavailableLine);
     }
@@ -504,7 +511,11 @@ __attribute__((constructor)) void agentLoad() {
   std::string trace = trim(getenv("FLAGOS_TRACE"));
   std::string lower;
   for (char c : trace) lower.push_back(char(tolower(static_cast<unsigned char>(c))));
-  if (lower == "1" || lower == "true" || lower == "on" || lower == "yes") {
+  // A vendor's own switch (FLAGOS_TOPSPTI_DEBUG=1) means what FLAGOS_TRACE=1 means.
+  bool vendorDebug = false;
+  for (const VendorRow& row : kVendors)
+    if (row.debugEnv && trim(getenv(row.debugEnv)) == "1") vendorDebug = true;
+  if (vendorDebug || lower == "1" || lower == "true" || lower == "on" || lower == "yes") {
     s.traceOn = true;
   } else if (!(lower.empty() || lower == "0" || lower == "false" || lower == "off" || lower == "no")) {
     diagnostic("E1", false, true, "[flagos] FLAGOS_TRACE: \"%s\" is not a boolean; using the default", trace.c_str());
@@ -518,6 +529,30 @@ __attribute__((constructor)) void agentLoad() {
   });
 }
 
+// The platform the process says it runs on, for the checks' capability rows: FLAGOS_ACCELERATOR when it names
+// one, else PPU's SDK (PPU_SDK or PPU_HOME set, or /usr/local/PPU_SDK present), as torch_fl's platform detection
+// reads it. PPU's CUPTI-compatible library is named and behaves as NVIDIA's, so nothing in its records says PPU.
+void detectPlatform(std::string& platform, std::string& reason) {
+  std::string accelerator = trim(getenv("FLAGOS_ACCELERATOR"));
+  for (char& c : accelerator) c = char(tolower(static_cast<unsigned char>(c)));
+  if (!accelerator.empty() && accelerator != "cpu" && findAccelerator(accelerator)) {
+    platform = accelerator;
+    reason = "FLAGOS_ACCELERATOR=" + accelerator;
+    return;
+  }
+  struct stat st{};
+  for (const char* variable : {"PPU_SDK", "PPU_HOME"})
+    if (!trim(getenv(variable)).empty()) {
+      platform = "ppu";
+      reason = std::string(variable) + " is set";
+      return;
+    }
+  if (::stat("/usr/local/PPU_SDK", &st) == 0 && S_ISDIR(st.st_mode)) {
+    platform = "ppu";
+    reason = "/usr/local/PPU_SDK is installed";
+  }
+}
+
 // Writes the capture's head (header, library, what was produced before) into `fd`; the caller holds s.mutex.
 void openLocked(State& s, int fd, const std::string& path) {
   uint64_t vendorNs = 0, realtime = 0;
@@ -527,6 +562,14 @@ void openLocked(State& s, int fd, const std::string& path) {
   std::string library;
   fpc::put32(library, uint32_t(s.libraryPath.size()));
   library += s.libraryPath;
+  std::string platform, reason;
+  detectPlatform(platform, reason);
+  if (!platform.empty()) {
+    fpc::put32(library, uint32_t(platform.size()));
+    library += platform;
+    fpc::put32(library, uint32_t(reason.size()));
+    library += reason;
+  }
   head += fpc::frame(fpc::FrameLibrary, library);
   s.headerBytes = head.size();
   head += s.context;  // load-time diagnostics and device records, from before this capture too

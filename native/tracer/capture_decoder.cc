@@ -273,6 +273,16 @@ class Decoder {
         if (length >= 4) {
           const uint32_t n = load<uint32_t>(p);
           if (n <= length - 4) out_.library.assign(reinterpret_cast<const char*>(p + 4), n);
+          // Optional: the platform and its reason (older captures end after the library).
+          size_t at = 4 + size_t(n);
+          std::string* fields[] = {&out_.platform, &out_.platformReason};
+          for (std::string* field : fields) {
+            if (n > length - 4 || at + 4 > length) break;
+            const uint32_t m = load<uint32_t>(p + at);
+            if (m > length - at - 4) break;
+            field->assign(reinterpret_cast<const char*>(p + at + 4), m);
+            at += 4 + size_t(m);
+          }
         }
         break;
       default: break;

@@ -50,6 +50,7 @@ struct DecodedCapture {
   std::optional<uint64_t> windowStart, windowStop;         // realtime ns of start() and stop()
   bool closed = false;
   std::string library;
+  std::string platform, platformReason;  // as the agent detected them ("" when the process said nothing)
 
   // One entry per DeviceEvent, times in Unix epoch ns (vendor clock mapped through the calibration).
   Column<uint8_t> kind;

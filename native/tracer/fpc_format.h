@@ -59,7 +59,8 @@ enum FrameType : uint32_t {
   FrameDiagnostic = 5,
   // u32 context, u32 stream, u64 records the vendor dropped (buffer full).
   FrameDropped = 6,
-  // u32 length, bytes: the vendor library that was bound.
+  // u32 length, bytes: the vendor library that was bound; then, where the process said it, u32 length, bytes: the
+  // platform (a row of the checks' capability table: "ppu"), and u32 length, bytes: what said so.
   FrameLibrary = 7,
   // u64 realtime ns: written by close(); its absence means the process stopped before closing.
   FrameEnd = 8,

@@ -14,7 +14,9 @@
 #include "cupti/decode.h"
 #include "mcpti/decode.h"
 #include "mspti/decode.h"
+#include "mupti/decode.h"
 #include "roctracer/decode.h"
+#include "topspti/decode.h"
 
 namespace flagprof {
 
@@ -26,8 +28,12 @@ struct VendorRow {
   std::array<const char*, 2> recognisedBy;
   std::array<const char*, 4> sonames;       // the agent's dlopen search order (nullptr ends the list)
   std::array<const char*, 4> accelerators;  // the FLAGOS_ACCELERATOR values it traces (nullptr ends the list)
-  const char* unavailableCode;              // the catalogue line printed when no library of it loaded
-  const char* unavailableLine;
+  const char* unavailableCode;              // the catalogue line printed when no library of it loaded (nullptr:
+  const char* unavailableLine;              // none, as the vendor's own tracer prints none)
+  // The vendor's own names for the library override (tried before its sonames) and for the diagnostics switch
+  // (FLAGOS_TRACE's meaning), where its integration has them; nullptr where not.
+  const char* libraryEnv = nullptr;
+  const char* debugEnv = nullptr;
 };
 
 // Table order is the search order: MCPTI before CUPTI, so a MetaX library is never taken for NVIDIA's by a
@@ -41,14 +47,20 @@ inline constexpr VendorRow kVendors[] = {
      "[flagos] libmspti is unavailable"},
     {3, "roctracer", "ROCtracer", {"roctracer_enable_domain_activity_expl", "roctracer_enable_domain_activity"},
      {"libroctracer64.so.4", "libroctracer64.so"}, {"rocm", "dcu"}, "R25", "[flagos] libroctracer64 is unavailable"},
+    {5, "mupti", "MUPTI", {"muptiActivityRegisterCallbacks"},
+     {"libmupti.so", "libmupti.so.1.2", "/usr/local/musa/lib/libmupti.so"}, {"musa"}, nullptr, nullptr,
+     "FLAGOS_MUPTI_LIBRARY", "FLAGOS_MUPTI_DEBUG"},
+    {6, "topspti", "TOPSPTI", {"topsptiActivityRegisterCallbacks"},
+     {"libtopspti.so", "/opt/tops/extras/TOPSPTI/lib64/libtopspti.so", "/opt/tops/lib/libtopspti_prof.so"}, {"gcu"},
+     nullptr, nullptr, "FLAGOS_TOPSPTI_LIBRARY", "FLAGOS_TOPSPTI_DEBUG"},
 };
 
 // The vendors whose types the code needs at compile time, in table order: X(key) for each row. The capture
 // decoder instantiates its decoder with `key::Records`; the agent calls `bind_<key>`.
-#define FLAGPROF_FOR_EACH_VENDOR(X) X(mcpti) X(cupti) X(mspti) X(roctracer)
+#define FLAGPROF_FOR_EACH_VENDOR(X) X(mcpti) X(cupti) X(mspti) X(roctracer) X(mupti) X(topspti)
 
 // Accelerators with no activity API this tracer binds: they get the unavailable tracer, with its reason.
-inline constexpr const char* kAcceleratorsWithoutTracer[] = {"musa", "gcu", "cpu"};
+inline constexpr const char* kAcceleratorsWithoutTracer[] = {"cpu"};
 
 inline constexpr size_t kVendorCount = sizeof kVendors / sizeof kVendors[0];
 

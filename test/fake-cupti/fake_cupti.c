@@ -8,7 +8,12 @@
  * handed to the completed callback on the library's own worker thread, never on the thread that launched the
  * work, and cuptiActivityFlushAll hands over the partial buffer and returns once every buffer queued before it
  * has been delivered; FAKE_CUPTI_DROP_EVERY=N drops every Nth device record and reports it through
- * cuptiActivityGetNumDroppedRecords. It computes nothing on any device. */
+ * cuptiActivityGetNumDroppedRecords. It computes nothing on any device.
+ *
+ * FAKE_CUPTI_PPU=1 makes it write what PPU's CUPTI-compatible layer writes (seed 000): a driver record for every
+ * runtime call (the driver call the runtime made, under its own correlation id, whether or not DRIVER activity was
+ * enabled) and, with an id pushed, an external-correlation record for each of the two, so a buffer holds about
+ * twice the records per launch CUPTI's would. */
 #define _GNU_SOURCE
 #include <pthread.h>
 #include <stdint.h>
@@ -81,6 +86,7 @@ static uint32_t next_correlation = 1;
 static uint64_t stream_busy_until;
 static int device_announced;
 static uint64_t drop_every, device_records, dropped;
+static int ppu_mode;
 static __thread uint64_t ext_stack[64];
 static __thread int ext_depth;
 
@@ -126,6 +132,8 @@ static void* reserve_locked(size_t size) {
       dropped++;
       return NULL;
     }
+    /* Another thread installed a buffer while the lock was dropped: hand that one over first, never lose it. */
+    if (buffer) complete_locked();
     buffer = b;
     buffer_size = s;
     buffer_used = 0;
@@ -167,8 +175,20 @@ static void announce_device_locked(void) {
   d->name = "FAKE CUPTI device (no hardware)";
 }
 
+/* The driver calls PPU's layer reports under each runtime call (cuLaunchKernel = 307 under cudaLaunchKernel). */
+enum { DRIVER_CBID_LAUNCH = 307, DRIVER_CBID_OTHER = 17 };
+
+static void call_record_locked(int kind, uint32_t cbid, uint64_t start, uint64_t end, uint32_t correlation);
+
 static void api_record_locked(uint32_t cbid, uint64_t start, uint64_t end, uint32_t correlation) {
   if (!enabled[K_RUNTIME]) return;
+  call_record_locked(K_RUNTIME, cbid, start, end, correlation);
+  if (ppu_mode)
+    call_record_locked(K_DRIVER, cbid == CBID_LAUNCH ? DRIVER_CBID_LAUNCH : DRIVER_CBID_OTHER, start + (end - start) / 4,
+                       end - (end - start) / 4, next_correlation++);
+}
+
+static void call_record_locked(int kind, uint32_t cbid, uint64_t start, uint64_t end, uint32_t correlation) {
   if (enabled[K_EXT] && ext_depth > 0) {
     ext_rec* e = (ext_rec*)reserve_locked(sizeof *e);
     if (e) {
@@ -180,7 +200,7 @@ static void api_record_locked(uint32_t cbid, uint64_t start, uint64_t end, uint3
   }
   api_rec* a = (api_rec*)reserve_locked(sizeof *a);
   if (!a) return;
-  SET_KIND(a, K_RUNTIME);
+  SET_KIND(a, kind);
   a->cbid = cbid;
   a->start = start;
   a->end = end;
@@ -340,6 +360,8 @@ res_t CUPTIAPI cuptiActivityRegisterCallbacks(REQUEST_T request, COMPLETE_T comp
   if (!request || !complete) return (res_t)FAKE_INVALID_PARAMETER;
   const char* every = getenv("FAKE_CUPTI_DROP_EVERY");
   drop_every = every ? strtoull(every, NULL, 10) : 0;
+  const char* ppu = getenv("FAKE_CUPTI_PPU");
+  ppu_mode = ppu && strcmp(ppu, "1") == 0;
   pthread_mutex_lock(&lock);
   request_cb = request;
   complete_cb = complete;

@@ -20,7 +20,8 @@ capture = native.open_capture(session_dir)
 import torch  # noqa: E402
 from torch.profiler import ProfilerActivity, profile, record_function  # noqa: E402
 
-library = ctypes.CDLL(os.environ["FLAGOS_TRACER_LIBRARY"])
+# The fake the agent bound: FLAGOS_TRACER_LIBRARY, or FAKE_LIBRARY where a test names it another way.
+library = ctypes.CDLL(os.environ.get("FAKE_LIBRARY") or os.environ["FLAGOS_TRACER_LIBRARY"])
 PREFIX = globals().get("PREFIX", "fake_cupti")
 
 

@@ -16,6 +16,8 @@ export const FAKE_CUPTI = path.join(ROOT, 'out', 'native', 'libcupti_fake.so');
 export const FAKE_MSPTI = path.join(ROOT, 'out', 'native', 'libmspti_fake.so');
 export const FAKE_ROCTRACER = path.join(ROOT, 'out', 'native', 'libroctracer64_fake.so');
 export const FAKE_MCPTI = path.join(ROOT, 'out', 'native', 'libmcpti_fake.so');
+export const FAKE_MUPTI = path.join(ROOT, 'out', 'native', 'libmupti_fake.so');
+export const FAKE_TOPSPTI = path.join(ROOT, 'out', 'native', 'libtopspti_fake.so');
 
 /** Builds the addon and agent when `npm ci` has not (node-gyp, no downloads). */
 export function ensureNativeBuilt(): void {
@@ -92,13 +94,27 @@ export function ensureFakeRoctracer(): string {
 
 /** Compiles the fake MetaX MCPTI library (from the tracer's mirror: MCPTI has no public header) when missing or
  * stale. */
-export function ensureFakeMcpti(): string {
-  return buildFake(path.join(ROOT, 'test', 'fake-mcpti', 'fake_mcpti.c'), FAKE_MCPTI, [
+/** A fake CUPTI clone (test/fake-<key>/fake_<key>.c on the shared body, test/fake-vendor/cupti_clone.h). */
+function ensureFakeClone(key: 'mcpti' | 'mupti' | 'topspti', output: string): string {
+  return buildFake(path.join(ROOT, 'test', `fake-${key}`, `fake_${key}.c`), output, [
     FAKE_DELIVERY,
     FAKE_NAMES,
-    path.join(ROOT, 'native', 'vendors', 'mcpti', 'mirror.h'),
+    path.join(ROOT, 'test', 'fake-vendor', 'cupti_clone.h'),
+    path.join(ROOT, 'native', 'vendors', key, 'mirror.h'),
     path.join(ROOT, 'native', 'vendors', 'cupti', 'mirror.h'),
   ]);
+}
+
+export function ensureFakeMcpti(): string {
+  return ensureFakeClone('mcpti', FAKE_MCPTI);
+}
+
+export function ensureFakeMupti(): string {
+  return ensureFakeClone('mupti', FAKE_MUPTI);
+}
+
+export function ensureFakeTopspti(): string {
+  return ensureFakeClone('topspti', FAKE_TOPSPTI);
 }
 
 // ---- .fpc writing ----
@@ -141,7 +157,7 @@ export const KIND = {
   externalCorrelation: 39,
 };
 
-export const VENDOR = { cupti: 1, mspti: 2, roctracer: 3 };
+export const VENDOR = { cupti: 1, mspti: 2, roctracer: 3, mcpti: 4, mupti: 5, topspti: 6 };
 
 export function fpcHeader(
   options: {
@@ -320,8 +336,9 @@ export function memsetRecord(f: {
   bytes: bigint;
   value?: number;
   memoryKind?: number;
+  size?: number;
 }): Buffer {
-  const b = Buffer.alloc(88);
+  const b = Buffer.alloc(f.size ?? 88);
   b.writeUInt32LE(KIND.memset, 0);
   b.writeUInt32LE(f.value ?? 0, 4);
   b.writeBigUInt64LE(f.bytes, 8);

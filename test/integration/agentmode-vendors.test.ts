@@ -13,6 +13,7 @@ import { runChecks } from '../../extension/analysis/checks';
 import type { Analysis } from '../../extension/analysis/types';
 import { loadAddon, type DecodedCapture } from '../../extension/import/addon';
 import { Profile, SliceKind } from '../../extension/model/profile';
+import type { CaptureVendorKey } from '../../extension/shared/vendors';
 import {
   deviceSlices,
   expectFlowsPaired,
@@ -28,13 +29,15 @@ import {
   ensureFakeCupti,
   ensureFakeMcpti,
   ensureFakeMspti,
+  ensureFakeMupti,
   ensureFakeRoctracer,
+  ensureFakeTopspti,
   ensureNativeBuilt,
 } from '../helpers/native';
 
 /** What one vendor's fake run is expected to give. Names are as the vendor's own Kineto traces show them. */
 interface VendorCase {
-  vendor: 'cupti' | 'mspti' | 'roctracer' | 'mcpti';
+  vendor: CaptureVendorKey;
   library: () => string;
   /** The file name of the fake, as the capture records the bound library. */
   libraryFile: RegExp;
@@ -92,6 +95,8 @@ const RELU_FILL =
 const SORT = 'void at::native::bitonicSortKVInPlace<float>(float*, int)';
 const GEMM_HIP = 'Cijk_Ailk_Bljk_SB_MT64x64x16_MI32x32x2x1_SN_1LDSB0';
 const GEMM_MC = 'mcblas_sgemm_128x128x8_nn_align1';
+const GEMM_MU = 'mublas_sgemm_128x128x8_nn';
+const GEMM_TOPS = 'topsblas_sgemm_128x128_nn';
 
 /** The metadata of a CUPTI-layout kernel record: 13 fields with occupancy, 10 without (no device record). */
 const CUPTI_KERNEL_KEYS = [
@@ -115,6 +120,25 @@ const CUPTI_GEMM = {
 };
 
 const fromTable = (table: Record<string, string>) => (name: string) => table[name];
+
+/** The ops of the CUPTI workload's device events, for a clone with its own GEMM kernel. */
+const cloneOps = (gemm: string) =>
+  fromTable({
+    [gemm]: 'fake::matmul',
+    [SORT]: 'fake::sort',
+    [RELU_FILL]: 'fake::relu',
+    'Memset (Device)': 'fake::sort',
+    'Memcpy DtoH (Device -> Pageable)': 'fake::to_cpu',
+  });
+
+/** A CUPTI clone's metadata: CUPTI's fields without occupancy (no device records). */
+const cloneMetadata = (gemm: string) => ({
+  kernels: [[gemm, CUPTI_GEMM]] as [string, Record<string, unknown>][],
+  kernelKeys: [...CUPTI_KERNEL_KEYS, 'shared memory', 'stream'],
+  memcpy: { bytes: 4096, device: 0, stream: 7 },
+  memset: { bytes: 64, value: 0, device: 0, stream: 7 },
+  apiKeys: ['cbid', 'correlation'],
+});
 
 const CASES: VendorCase[] = [
   {
@@ -310,18 +334,99 @@ const CASES: VendorCase[] = [
     idsKept: true,
     metadata: {
       kernels: [[GEMM_MC, CUPTI_GEMM]],
-      // CUPTI's fields without occupancy: MCPTI writes no device records.
-      kernelKeys: [...CUPTI_KERNEL_KEYS, 'shared memory', 'stream'],
+      // MCPTI writes no device records: occupancy from the agent's, out of wcudaDeviceGetAttribute.
+      kernelKeys: [
+        ...CUPTI_KERNEL_KEYS,
+        'shared memory',
+        'stream',
+        'blocks per SM',
+        'warps per SM',
+        'est. achieved occupancy %',
+      ],
       memcpy: { bytes: 4096, device: 0, stream: 7 },
       memset: { bytes: 64, value: 0, device: 0, stream: 7 },
       apiKeys: ['cbid', 'correlation'],
     },
     pushed: { launch: 'mcLaunchKernel', kernel: GEMM_MC, unpushed: (n) => n === RELU_FILL },
     trace: {
-      stderr: [/\[flagos[^\]]*\] bound mcptiActivityRegisterCallbacks -> .*libmcpti_fake\.so/],
-      codes: ['C3', 'C8', 'C12', 'A4'],
+      stderr: [
+        /\[flagos[^\]]*\] bound mcptiActivityRegisterCallbacks -> .*libmcpti_fake\.so/,
+        /\[flagos\] MCPTI device properties from wcudaDeviceGetAttribute: 1 of 1 devices/,
+      ],
+      codes: ['C3', 'C8', 'C12', 'A27', 'A4'],
     },
     capabilityChecks: { P6: 'pass', K7: 'pass', K8: 'pass' },
+  },
+  {
+    vendor: 'mupti',
+    library: ensureFakeMupti,
+    libraryFile: /libmupti_fake\.so$/,
+    workload: path.join(ROOT, 'test', 'fake-mupti', 'workload.py'),
+    apiVersion: 12,
+    dropKnob: 'FAKE_MUPTI_DROP_EVERY',
+    platform: { platform: 'musa', reason: /^agent-mode capture recorded through MUPTI$/ },
+    deviceTrack: { processName: 'GPU 0', name: 'stream 7' },
+    runtimeCategory: 'privateuse1_runtime',
+    opOf: cloneOps(GEMM_MU),
+    devices: 5 + 5 + 1 + 1 + 1,
+    kernels: 5 + 5 + 1,
+    merged: 13 + 15,
+    // MUSA's names from muptiGetCallbackName (CUDA's table would name 31 cudaGetDeviceCount).
+    runtimes: [
+      'musaLaunchKernel',
+      'musaMemcpyAsync',
+      'musaMemsetAsync',
+      'musaDeviceSynchronize',
+      'musaRuntime',
+    ],
+    generic: { name: 'musaRuntime', cbid: 999 },
+    idsKept: true,
+    metadata: cloneMetadata(GEMM_MU),
+    pushed: { launch: 'musaLaunchKernel', kernel: GEMM_MU, unpushed: (n) => n === RELU_FILL },
+    trace: {
+      stderr: [
+        /\[flagos[^\]]*\] bound muptiActivityRegisterCallbacks -> .*libmupti_fake\.so \(MUPTI API version 12\)/,
+      ],
+      codes: ['S2', 'C3', 'C6', 'C8', 'C12', 'A4'],
+    },
+    // The MUSA row declares no fills.
+    capabilityChecks: { P6: 'pass', K7: 'pass', K8: 'skip' },
+  },
+  {
+    vendor: 'topspti',
+    library: ensureFakeTopspti,
+    libraryFile: /libtopspti_fake\.so$/,
+    workload: path.join(ROOT, 'test', 'fake-topspti', 'workload.py'),
+    apiVersion: 1,
+    dropKnob: 'FAKE_TOPSPTI_DROP_EVERY',
+    platform: { platform: 'gcu', reason: /^agent-mode capture recorded through TOPSPTI$/ },
+    deviceTrack: { processName: 'GPU 0', name: 'stream 7' },
+    runtimeCategory: 'privateuse1_runtime',
+    opOf: cloneOps(GEMM_TOPS),
+    devices: 5 + 5 + 1 + 1 + 1,
+    kernels: 5 + 5 + 1,
+    merged: 13 + 15,
+    runtimes: [
+      'topsLaunchKernel',
+      'topsMemcpyAsync',
+      'topsMemsetAsync',
+      'topsDeviceSynchronize',
+      'topsRuntime',
+    ],
+    generic: { name: 'topsRuntime', cbid: 999 },
+    idsKept: true,
+    metadata: cloneMetadata(GEMM_TOPS),
+    // No external-correlation API: the ids come from the agent's API-enter callback.
+    pushed: { launch: 'topsLaunchKernel', kernel: GEMM_TOPS, unpushed: (n) => n === RELU_FILL },
+    trace: {
+      stderr: [
+        /\[flagos[^\]]*\] bound topsptiActivityRegisterCallbacks -> .*libtopspti_fake\.so \(TOPSPTI API version 1\)/,
+        /\[flagos\] TOPSPTI has no external-correlation API: torch ids are taken at API enter \(topsptiSubscribe=0, EnableDomain\(RUNTIME\)=0\)/,
+      ],
+      codes: ['S2', 'C3', 'C6', 'C8', 'C12', 'A26', 'A4'],
+    },
+    // The GCU row declares neither copies nor fills.
+    capabilityChecks: { P6: 'pass', K7: 'skip', K8: 'skip' },
   },
 ];
 

@@ -213,13 +213,25 @@ const MEANING: Record<string, [Severity, string]> = {
     'warning',
     "The MCPTI buffer walk met 16 bytes that were no record of a known kind and skipped them, resuming at the next record: the vendor's records around them were kept. Several per run point at a record layout this build does not know.",
   ],
+  'agent/A25': [
+    'warning',
+    'TOPSPTI called no API-enter callback during the session, so no torch id reached the device work: kernels, copies and fills are recorded, but belong to their ops by time alone (no External ids). A release without runtime callbacks, or a subscription another tool holds.',
+  ],
+  'agent/A26': [
+    'info',
+    "TOPSPTI has no external-correlation API: the agent takes torch's id in its API-enter callback.",
+  ],
+  'agent/A27': [
+    'info',
+    "MCPTI writes no device records: the agent read 1 device's properties from wcudaDeviceGetAttribute, so kernels carry occupancy.",
+  ],
   'agent/E2': [
     'error',
     'FLAGOS_ACCELERATOR=tpu is not a known accelerator (known: cuda, metax, ppu, ascend, rocm, dcu, musa, gcu, cpu), so no device tracer was chosen.',
   ],
   'agent/E3': [
     'warning',
-    'musa has no activity-API tracer in this agent yet: device activity is not recorded; CPU profiling continues.',
+    'FLAGOS_ACCELERATOR=cpu has no activity-API tracer: device activity is not recorded; CPU profiling continues.',
   ],
 };
 

@@ -1,5 +1,6 @@
 /**
- * Which row of the capability table a trace is judged by, read from the trace itself: the device names
+ * Which row of the capability table a trace is judged by, read from the trace itself: what an agent-mode capture's
+ * process said it runs on (FLAGOS_ACCELERATOR, PPU's SDK), the device names
  * (deviceProperties), the versions kineto stamps (roctracer, hip, cupti), the categories a plugin writes (mtia_*,
  * xpu_*), the runtime call names (aclrt*, hip*, cuda*), the communication backend (distributedInfo) and the
  * process names torch_npu writes ("Ascend Hardware", "CANN").
@@ -64,6 +65,14 @@ const HIP_RUNTIME = /^hip[A-Z]/;
 
 /** The rules in order: the most specific evidence first; Hygon before AMD because both run a ROCm stack. */
 const RULES: readonly ((x: Signals, md: Record<string, unknown>) => DetectedPlatform | undefined)[] = [
+  (_x, md) => {
+    // What the recorded process said it runs on (FLAGOS_ACCELERATOR, PPU's SDK): PPU's CUPTI records look NVIDIA's.
+    const capture = md.capture as { platform?: unknown; platformReason?: unknown } | undefined;
+    const platform = typeof capture?.platform === 'string' ? capture.platform : '';
+    return platform in PLATFORM_CAPABILITIES
+      ? { platform, reason: `the recorded process: ${String(capture?.platformReason ?? platform)}` }
+      : undefined;
+  },
   (x) => (/Hygon|\bDCU\b/i.test(x.devices) ? { platform: 'dcu', reason: `device ${x.devices}` } : undefined),
   (x, md) => {
     if (/AMD|Instinct|Radeon/i.test(x.devices)) return { platform: 'rocm', reason: `device ${x.devices}` };

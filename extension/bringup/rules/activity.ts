@@ -283,6 +283,9 @@ export const ACTIVITY_RULES: readonly Rule[] = [
     lines: {
       cupti: CUPTI_LAYOUT,
       mcpti: { ...CUPTI_LAYOUT, word: 'MCPTI' },
+      // The agent's CUPTI-family binding prints these two vendors' layout warnings: the CUPTI tracer's line.
+      mupti: { ...CUPTI_LAYOUT, word: 'MUPTI', component: 'cupti' },
+      topspti: { ...CUPTI_LAYOUT, word: 'TOPSPTI', component: 'cupti' },
       mspti: {
         word: 'MSPTI',
         code: 'M16',

@@ -123,6 +123,49 @@ export const AGENT_RULES: readonly Rule[] = [
     }),
   },
   {
+    lines: [{ code: 'A25', component: 'agent' }],
+    ungated: true,
+    pattern: rx(F, '(\\S+) delivered no API callbacks during the session: (.*)'),
+    parse: (m) => ({
+      severity: 'warning',
+      message: `${m[1]} called no API-enter callback during the session, so no torch id reached the device work: kernels, copies and fills are recorded, but belong to their ops by time alone (no External ids). A release without runtime callbacks, or a subscription another tool holds.`,
+      fields: { tracer: m[1] },
+    }),
+  },
+  {
+    lines: [{ code: 'A26', component: 'agent' }],
+    pattern: rx(
+      F,
+      '(\\S+) has no external-correlation API: torch ids are taken at API enter \\((\\w+)Subscribe=(-?\\d+), EnableDomain\\(RUNTIME\\)=(-?\\d+)\\)',
+    ),
+    parse: (m) => {
+      const ok = m[3] === '0' && m[4] === '0';
+      return {
+        severity: ok ? 'info' : 'warning',
+        message: ok
+          ? `${m[1]} has no external-correlation API: the agent takes torch's id in its API-enter callback.`
+          : `${m[1]}'s callback subscription failed (${m[2]}Subscribe=${m[3]}, EnableDomain=${m[4]}): device work is recorded without External ids.`,
+        counts: { subscribe: n(m[3]), enableDomain: n(m[4]) },
+        fields: { tracer: m[1] },
+      };
+    },
+  },
+  {
+    lines: [{ code: 'A27', component: 'agent' }],
+    pattern: rx(F, '(\\S+) device properties from (\\w+): (\\d+) of (\\d+) devices'),
+    parse: (m) => {
+      const all = m[3] === m[4];
+      return {
+        severity: all ? 'info' : 'warning',
+        message: all
+          ? `${m[1]} writes no device records: the agent read ${m[3]} device's properties from ${m[2]}, so kernels carry occupancy.`
+          : `${m[2]} answered for ${m[3]} of ${m[4]} devices: kernels on the others carry no occupancy.`,
+        counts: { devices: n(m[3]), deviceCount: n(m[4]) },
+        fields: { tracer: m[1] },
+      };
+    },
+  },
+  {
     lines: [{ code: 'E2', component: 'agent' }],
     ungated: true,
     pattern: rx(F, 'FLAGOS_ACCELERATOR=(\\S+) is not an accelerator this agent knows \\((.*)\\)'),
@@ -137,7 +180,7 @@ export const AGENT_RULES: readonly Rule[] = [
     pattern: rx(F, 'no activity-API tracer is built for FLAGOS_ACCELERATOR=(\\S+): (.*)'),
     parse: (m) => ({
       severity: 'warning',
-      message: `${m[1]} has no activity-API tracer in this agent yet: device activity is not recorded; CPU profiling continues.`,
+      message: `FLAGOS_ACCELERATOR=${m[1]} has no activity-API tracer: device activity is not recorded; CPU profiling continues.`,
       fields: { accelerator: m[1] },
     }),
   },

@@ -37,7 +37,7 @@ export const CUPTI_SHIM_RULES: readonly Rule[] = [
     lines: [{ code: 'S2', component: 'cupti-shim' }],
     pattern: rx(
       SHIM,
-      `bound (?:cupti|mcpti)ActivityRegisterCallbacks -> (.*) \\((?:CUPTI|MCPTI) API version ${U}\\)`,
+      `bound (?:cupti|mcpti|mupti|topspti)ActivityRegisterCallbacks -> (.*) \\((?:CUPTI|MCPTI|MUPTI|TOPSPTI) API version ${U}\\)`,
     ),
     parse: (m) =>
       info(

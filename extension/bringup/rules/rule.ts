@@ -43,6 +43,8 @@ export interface VendorLine {
   /** How the line names the vendor there: its label, its library, its function. */
   word: string;
   code: string;
+  /** The component printing it, where not the vendor's own (the CUPTI family's binding prints MUPTI's lines). */
+  component?: Component;
 }
 
 /** A template rule's line with the vendor it is. */
@@ -78,7 +80,7 @@ export function template<L extends VendorLine>(spec: TemplateSpec<L>): Rule {
   const matched = (Object.entries(spec.lines) as [VendorKey, L][]).map(([vendor, line]): MatchedLine<L> => ({
     ...line,
     vendor,
-    id: { code: line.code, component: VENDORS[vendor].component },
+    id: { code: line.code, component: line.component ?? VENDORS[vendor].component },
   }));
   // Two vendors whose lines are one catalogue line (MCPTI's through the CUPTI tracer) are one of the rule's lines.
   const lines = matched

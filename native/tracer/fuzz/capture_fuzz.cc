@@ -2,8 +2,9 @@
 // Random bytes rarely carry valid checksums, which would keep the fuzzer at the header. So for most inputs the
 // harness stamps a valid header and re-computes each frame's crc32 before decoding: the frame and record parsers
 // then see arbitrary payloads. Inputs whose first byte is odd are decoded untouched (checksum paths). The
-// repaired header keeps a vendor it already names (CUPTI, MSPTI or ROCtracer) and otherwise takes one from the
-// vendor field's first byte (modulo 3), so every vendor's record decoder is reached.
+// repaired header keeps a vendor it already names and otherwise takes one of the vendor table's rows from the
+// vendor field's first byte, so every vendor's record decoder is reached.
+
 #include <cstdint>
 #include <cstring>
 #include <string>

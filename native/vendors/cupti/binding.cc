@@ -14,6 +14,9 @@ struct CuptiFlavour {
   static constexpr const char* kHint = "the CUPTI that belongs to the running CUDA runtime";
   static constexpr bool kDeviceRecords = true;
   static constexpr bool kScan = false;
+  static constexpr bool kExternalByCallback = false;
+  static constexpr const char* kDeviceAttribute = nullptr;
+  static constexpr const char* kDeviceCount = nullptr;
   static int nameArgument(bool driver) { return driver ? FP_CUPTI_CB_DOMAIN_DRIVER_API : FP_CUPTI_CB_DOMAIN_RUNTIME_API; }
   static size_t recordSize(uint32_t kind, uint32_t apiVersion) { return flagprof::cupti::recordSize(kind, apiVersion); }
 };

@@ -9,7 +9,9 @@
 
 #include <atomic>
 #include <cstring>
+#include <mutex>
 #include <string>
+#include <vector>
 
 #include "../../agent/agent.h"
 #include "decode.h"
@@ -33,6 +35,10 @@ struct CuptiApi {
   int (*popExternal)(int, uint64_t*) = nullptr;
   int (*getName)(int, uint32_t, const char**) = nullptr;  // cuptiGetCallbackName(domain, ...) or the flavour's
   int (*setThreadIdType)(int) = nullptr;
+  // CUPTI's callback API, for a vendor without external correlation (kExternalByCallback).
+  int (*subscribe)(void**, void (*)(void*, int, uint32_t, const void*), void*) = nullptr;
+  int (*unsubscribe)(void*) = nullptr;
+  int (*enableDomain)(uint32_t, void*, int) = nullptr;
 };
 
 constexpr uint32_t kFlushForced = 1;  // CUPTI_ACTIVITY_FLAG_FLUSH_FORCED
@@ -41,7 +47,10 @@ constexpr int kThreadIdSystem = 1;    // CUPTI_ACTIVITY_THREAD_ID_TYPE_SYSTEM: m
 // One vendor of the family. Flavour: kLabel ("CUPTI"), kPrefix ("cupti"), kId, kNameFunction (the function that
 // names an API id), nameArgument(driver) (its first argument: CUPTI's callback domain, MCPTI's activity kind),
 // recordSize(kind, apiVersion), kDeviceRecords (the vendor reports DEVICE records), kScan (walk buffers by record
-// size instead of through the vendor's iterator), kHint (what FLAGOS_TRACER_LIBRARY should point at).
+// size instead of through the vendor's iterator), kHint (what FLAGOS_TRACER_LIBRARY should point at),
+// kExternalByCallback (the vendor has no external-correlation API: torch's ids are taken at API enter, below),
+// kDeviceAttribute / kDeviceCount (for a vendor without DEVICE records, its runtime's cudaDeviceGetAttribute and
+// cudaGetDeviceCount under their names, or nullptr: the device properties occupancy needs, below).
 template <class Flavour>
 struct Family {
 // What the buffer callbacks (plain C function pointers) reach: one binding per vendor per process.
@@ -166,6 +175,7 @@ static void bufferCompleted(void* context, uint32_t streamId, uint8_t* buffer, s
   s.drivers += drivers;
   s.externals += externals;
   frame.write();
+  if constexpr (Flavour::kExternalByCallback) writePending();
   if (resynced && !warnedResync_.exchange(true))
     diagnostic("A23", false, true,
                "[flagos] %s buffer: skipped %zu bytes that were not a record (8 at a time) and resynchronised on the "
@@ -192,6 +202,102 @@ static void bufferCompleted(void* context, uint32_t streamId, uint8_t* buffer, s
 }
 
 static inline std::atomic<bool> warnedResync_{false};
+
+// A vendor that writes no DEVICE records (MCPTI) still has its runtime's device attributes (MetaX's compatibility
+// runtime: wcudaDeviceGetAttribute, cudaDeviceAttr numbering, seed 001). At session start, with the process using
+// the device, the agent asks them for each device and writes one DEVICE record each in CUPTI's layout, so the
+// decoder estimates occupancy as it does from CUPTI's own. A runtime not loaded, or one refusing the attributes
+// occupancy needs, writes none: kernels then carry no occupancy, as before.
+static void writeDeviceRecords() {
+  if constexpr (Flavour::kDeviceAttribute != nullptr) {
+    using Attribute = int (*)(int*, int, int);
+    using Count = int (*)(int*);
+    const auto attribute = reinterpret_cast<Attribute>(dlsym(RTLD_DEFAULT, Flavour::kDeviceAttribute));
+    const auto count = reinterpret_cast<Count>(dlsym(RTLD_DEFAULT, Flavour::kDeviceCount));
+    if (!attribute) return;
+    int devices = 1;
+    if (count && (count(&devices) != 0 || devices < 1 || devices > 64)) return;
+    RecordsFrame& frame = RecordsFrame::forThisThread();
+    bool room = frame.begin(size_t(devices) * (sizeof(fp_cupti_device5) + 8));
+    int written = 0;
+    for (int device = 0; room && device < devices; ++device) {
+      // cudaDeviceAttr: MaxThreadsPerBlock 1, MaxSharedMemoryPerBlock 8, WarpSize 10, MaxRegistersPerBlock 12,
+      // MultiProcessorCount 16, MaxThreadsPerMultiProcessor 39, ComputeCapabilityMajor 75 / Minor 76,
+      // MaxSharedMemoryPerMultiprocessor 81, MaxRegistersPerMultiprocessor 82, MaxBlocksPerMultiprocessor 106.
+      auto get = [&](int which, uint32_t& out) {
+        int v = 0;
+        if (attribute(&v, which, device) != 0 || v < 0) return false;
+        out = uint32_t(v);
+        return true;
+      };
+      fp_cupti_device5 d{};
+      d.kind = FP_CUPTI_KIND_DEVICE;
+      d.id = uint32_t(device);
+      uint32_t threadsPerSm = 0;
+      const bool essential = get(10, d.numThreadsPerWarp) && d.numThreadsPerWarp > 0 && get(16, d.numMultiprocessors) &&
+                             get(39, threadsPerSm) && get(106, d.maxBlocksPerMultiprocessor);
+      if (!essential) continue;
+      d.maxWarpsPerMultiprocessor = threadsPerSm / d.numThreadsPerWarp;
+      get(1, d.maxThreadsPerBlock);
+      get(8, d.maxSharedMemoryPerBlock);
+      get(12, d.maxRegistersPerBlock);
+      get(75, d.computeCapabilityMajor);
+      get(76, d.computeCapabilityMinor);
+      get(81, d.maxSharedMemoryPerMultiprocessor);
+      get(82, d.maxRegistersPerMultiprocessor);
+      if (!frame.record(&d, sizeof d, kNoString)) room = false;
+      else written++;
+    }
+    if (room && written) frame.write();
+    state().devices += uint64_t(written);
+    diagnostic("A27", true, false, "[flagos] %s device properties from %s: %d of %d devices", Flavour::kLabel,
+               Flavour::kDeviceAttribute, written, devices);
+  }
+}
+
+// A vendor without an external-correlation API (TOPSPTI, seed 000 §GCU): push/pop keep torch's ids on a
+// thread-local stack, and the API-enter callback, on the launching thread, pairs the call's vendor correlation id
+// with the id on top. The pairs go into the capture as CUPTI external-correlation records, so the decoder links
+// them as it links every vendor's; they are written in batches, and with every delivered buffer, so a crash loses
+// at most the pairs of work whose records were not delivered either. Device records never depend on the callback:
+// a release that delivers none still gets its kernels, without External ids (A25 says so).
+static inline thread_local std::vector<uint64_t> externalStack;
+static inline std::mutex pendingMutex;
+static inline std::vector<fp_cupti_external_correlation> pending;
+static inline std::atomic<uint64_t> apiCallbacks{0}, pushedIds{0};
+static constexpr size_t kPendingBatch = 512;
+
+static void writePendingLocked() {
+  if (pending.empty()) return;
+  RecordsFrame& frame = RecordsFrame::forThisThread();
+  bool room = frame.begin(pending.size() * (sizeof(fp_cupti_external_correlation) + 8));
+  for (const fp_cupti_external_correlation& r : pending)
+    if (room && !frame.record(&r, sizeof r, kNoString)) room = false;
+  if (room) frame.write();
+  pending.clear();
+}
+
+static void writePending() {
+  std::lock_guard<std::mutex> lock(pendingMutex);
+  writePendingLocked();
+}
+
+static void apiCallback(void*, int, uint32_t, const void* data) {
+  if (!data) return;
+  int32_t site;
+  std::memcpy(&site, data, 4);
+  if (site != 0) return;  // API enter only
+  apiCallbacks.fetch_add(1, std::memory_order_relaxed);
+  if (externalStack.empty() || !state().copying.load(std::memory_order_acquire)) return;
+  fp_cupti_external_correlation r{};
+  r.kind = FP_CUPTI_KIND_EXTERNAL_CORRELATION;
+  r.externalKind = FP_CUPTI_EXTERNAL_KIND_CUSTOM0;
+  r.externalId = externalStack.back();
+  std::memcpy(&r.correlationId, static_cast<const uint8_t*>(data) + 64, 4);  // CUpti_CallbackData.correlationId
+  std::lock_guard<std::mutex> lock(pendingMutex);
+  pending.push_back(r);
+  if (pending.size() >= kPendingBatch) writePendingLocked();
+}
 
 // Names frames carry CUPTI's domains (1 driver, 2 runtime) for every vendor: that is what the decoder reads.
 static void resolveNames(bool driver, std::atomic<uint64_t>* seen) {
@@ -233,6 +339,22 @@ class Tracer final : public VendorTracer {
                "[flagos] init ActivityEnable CONCURRENT_KERNEL=%d KERNEL=skipped MEMCPY=%d MEMSET=%d DEVICE=%d "
                "(RUNTIME/EXTERNAL_CORRELATION deferred to start())",
                enableKernel_, enableMemcpy_, enableMemset_, enableDevice);
+    if constexpr (Flavour::kExternalByCallback) {
+      int subscribed = -1, domain = -1;
+      if (api.subscribe) subscribed = api.subscribe(&subscriber_, apiCallback, nullptr);
+      if (subscribed == 0 && api.enableDomain) domain = api.enableDomain(1, subscriber_, FP_CUPTI_CB_DOMAIN_RUNTIME_API);
+      diagnostic("A26", true, false,
+                 "[flagos] %s has no external-correlation API: torch ids are taken at API enter (%sSubscribe=%d, "
+                 "EnableDomain(RUNTIME)=%d)",
+                 Flavour::kLabel, Flavour::kPrefix, subscribed, domain);
+    }
+  }
+
+  void shutdown() override {
+    if constexpr (Flavour::kExternalByCallback) {
+      if (subscriber_ && api.unsubscribe) api.unsubscribe(subscriber_);
+      subscriber_ = nullptr;
+    }
   }
 
   void clockPair(uint64_t& vendorNs, uint64_t& realtime) override { clockPairNow(api.getTimestamp, vendorNs, realtime); }
@@ -244,6 +366,7 @@ class Tracer final : public VendorTracer {
     // Leftovers from before the session go out first, uncopied (only device properties are kept from them).
     int flush = api.flushAll(kFlushForced);
     diagnostic("C9", true, false, "[flagos] Initial ActivityFlushAll result: %d", flush);
+    writeDeviceRecords();
     sessionFrame(1);
     s.copying.store(true, std::memory_order_release);
     int runtime = api.enable(FP_CUPTI_KIND_RUNTIME);
@@ -266,6 +389,14 @@ class Tracer final : public VendorTracer {
     diagnostic("C11", true, false, "[flagos] Flushing CUPTI activities...");
     int flush = api.flushAll(kFlushForced);
     diagnostic("C12", true, false, "[flagos] ActivityFlushAll result: %d", flush);
+    if constexpr (Flavour::kExternalByCallback) {
+      writePending();
+      if (pushedIds.load() > 0 && apiCallbacks.load() == 0)
+        diagnostic("A25", false, true,
+                   "[flagos] %s delivered no API callbacks during the session: device work is recorded, but without "
+                   "External ids (torch ops own their device work by time alone)",
+                   Flavour::kLabel);
+    }
     s.copying.store(false, std::memory_order_release);
     api.disable(FP_CUPTI_KIND_RUNTIME);
     api.disable(FP_CUPTI_KIND_EXTERNAL_CORRELATION);
@@ -276,6 +407,11 @@ class Tracer final : public VendorTracer {
   }
 
   int pushExternal(uint64_t id, std::string& error) override {
+    if constexpr (Flavour::kExternalByCallback) {
+      externalStack.push_back(id);
+      pushedIds.fetch_add(1, std::memory_order_relaxed);
+      return 0;
+    }
     if (!api.pushExternal) {
       error = "the vendor library has no " + fn("ActivityPushExternalCorrelationId");
       return -1;
@@ -286,6 +422,11 @@ class Tracer final : public VendorTracer {
   }
 
   int popExternal(std::string& error) override {
+    if constexpr (Flavour::kExternalByCallback) {
+      if (externalStack.empty()) return error = "pop_correlation() without a pushed id on this thread", -1;
+      externalStack.pop_back();
+      return 0;
+    }
     if (!api.popExternal) {
       error = "the vendor library has no " + fn("ActivityPopExternalCorrelationId");
       return -1;
@@ -298,6 +439,7 @@ class Tracer final : public VendorTracer {
 
  private:
   int registerResult_ = -1, enableKernel_ = -1, enableMemcpy_ = -1, enableMemset_ = -1;
+  void* subscriber_ = nullptr;
 };
 
 static std::unique_ptr<VendorTracer> bind(void* lib, std::string& missing) {
@@ -310,6 +452,11 @@ static std::unique_ptr<VendorTracer> bind(void* lib, std::string& missing) {
   bindFn("ActivityPopExternalCorrelationId", a.popExternal);
   flagprof::agent::bind(lib, Flavour::kNameFunction, a.getName);
   bindFn("SetThreadIdType", a.setThreadIdType);
+  if constexpr (Flavour::kExternalByCallback) {
+    bindFn("Subscribe", a.subscribe);
+    bindFn("Unsubscribe", a.unsubscribe);
+    bindFn("EnableDomain", a.enableDomain);
+  }
   const bool required = bindFn("ActivityRegisterCallbacks", a.registerCallbacks) & bindFn("ActivityEnable", a.enable) &
                         bindFn("ActivityDisable", a.disable) & bindFn("ActivityFlushAll", a.flushAll) &
                         (Flavour::kScan || bindFn("ActivityGetNextRecord", a.getNextRecord));

@@ -18,9 +18,13 @@ struct McptiFlavour {
   static constexpr const char* kHint = "the libmcpti.so of the installed MACA";
   static constexpr bool kDeviceRecords = false;
   static constexpr bool kScan = true;
+  static constexpr bool kExternalByCallback = false;
+  // MetaX's compatibility runtime: no DEVICE records, but the attributes occupancy needs (seed 001).
+  static constexpr const char* kDeviceAttribute = "wcudaDeviceGetAttribute";
+  static constexpr const char* kDeviceCount = "wcudaGetDeviceCount";
   // mcptiActivityGetApiName takes the activity kind of the record the id came from.
   static int nameArgument(bool driver) { return driver ? FP_MCPTI_KIND_DRIVER : FP_MCPTI_KIND_RUNTIME; }
-  static size_t recordSize(uint32_t kind, uint32_t) { return flagprof::mcpti::recordSize(kind); }
+  static size_t recordSize(uint32_t kind, uint32_t) { return flagprof::mcpti::Records::recordSize(kind); }
 };
 
 }  // namespace

@@ -1,0 +1,154 @@
+/* Layout mirrors of the Enflame GCU TOPSPTI activity records and callback data (x86-64 / aarch64 LP64).
+ *
+ * TOPSPTI ships with the TopsRider SDK (/opt/tops/extras/TOPSPTI, libtopspti.so) and has no public header. What
+ * is known (seeds 000 and 002, vendor-apis.md): a CUPTI-shaped interface, `topspti` in every function name,
+ * kernel, memcpy, memset, runtime and driver records through asynchronous activity buffers, CUPTI's callback API
+ * (topsptiSubscribe / topsptiEnableDomain, an API-enter and an API-exit callback per call) and
+ * topsptiGetCallbackName; timestamps on the device's own clock (topsptiGetTimestamp); and no external-correlation
+ * API, so no external-correlation records. The layouts below are therefore CUPTI's first versions of each record
+ * (Kernel 144 B, Memcpy 64, Memset 64, API 40) and CUPTI's CUpti_CallbackData, with CUPTI's kind numbers, every
+ * offset the decoder reads pinned to CUPTI's by the static_asserts. This is the decision the build rests on until
+ * a TopsRider header says otherwise: confirm on hardware before changing anything here. Plain C: the test fake
+ * builds against it. */
+#ifndef FLAGPROF_TOPSPTI_MIRROR_H
+#define FLAGPROF_TOPSPTI_MIRROR_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "../cupti/mirror.h"
+
+#define FP_TOPSPTI_KIND_MEMCPY FP_CUPTI_KIND_MEMCPY
+#define FP_TOPSPTI_KIND_MEMSET FP_CUPTI_KIND_MEMSET
+#define FP_TOPSPTI_KIND_KERNEL FP_CUPTI_KIND_KERNEL
+#define FP_TOPSPTI_KIND_DRIVER FP_CUPTI_KIND_DRIVER
+#define FP_TOPSPTI_KIND_RUNTIME FP_CUPTI_KIND_RUNTIME
+#define FP_TOPSPTI_KIND_CONCURRENT_KERNEL FP_CUPTI_KIND_CONCURRENT_KERNEL
+#define FP_TOPSPTI_CB_DOMAIN_DRIVER_API FP_CUPTI_CB_DOMAIN_DRIVER_API
+#define FP_TOPSPTI_CB_DOMAIN_RUNTIME_API FP_CUPTI_CB_DOMAIN_RUNTIME_API
+#define FP_TOPSPTI_API_ENTER 0
+#define FP_TOPSPTI_API_EXIT 1
+
+#define FP_TOPSPTI_KERNEL_SIZE 144
+#define FP_TOPSPTI_MEMCPY_SIZE 64
+#define FP_TOPSPTI_MEMSET_SIZE 64
+#define FP_TOPSPTI_API_SIZE 40
+#define FP_TOPSPTI_CALLBACK_DATA_SIZE 72
+
+typedef struct {
+  uint32_t kind;
+  uint8_t cacheConfig;
+  uint8_t sharedMemoryConfig;
+  uint16_t registersPerThread;
+  uint32_t partitionedGlobalCacheRequested;
+  uint32_t partitionedGlobalCacheExecuted;
+  uint64_t start;
+  uint64_t end;
+  uint64_t completed;
+  uint32_t deviceId;
+  uint32_t contextId;
+  uint32_t streamId;
+  int32_t gridX, gridY, gridZ;
+  int32_t blockX, blockY, blockZ;
+  int32_t staticSharedMemory;
+  int32_t dynamicSharedMemory;
+  uint32_t localMemoryPerThread;
+  uint32_t localMemoryTotal;
+  uint32_t correlationId;
+  int64_t gridId;
+  const char* name;
+  void* reserved0;
+  uint64_t queued;
+  uint64_t submitted;
+  uint8_t rest[FP_TOPSPTI_KERNEL_SIZE - 136];
+} fp_topspti_kernel;
+
+typedef struct {
+  uint32_t kind;
+  uint8_t copyKind;
+  uint8_t srcKind;
+  uint8_t dstKind;
+  uint8_t flags;
+  uint64_t bytes;
+  uint64_t start;
+  uint64_t end;
+  uint32_t deviceId;
+  uint32_t contextId;
+  uint32_t streamId;
+  uint32_t correlationId;
+  uint32_t runtimeCorrelationId;
+  uint32_t pad;
+  void* reserved0;
+} fp_topspti_memcpy;
+
+typedef struct {
+  uint32_t kind;
+  uint32_t value;
+  uint64_t bytes;
+  uint64_t start;
+  uint64_t end;
+  uint32_t deviceId;
+  uint32_t contextId;
+  uint32_t streamId;
+  uint32_t correlationId;
+  uint16_t flags;
+  uint16_t memoryKind;
+  uint32_t pad;
+  void* reserved0;
+} fp_topspti_memset;
+
+typedef fp_cupti_api fp_topspti_api;
+
+/* What the API-enter and API-exit callbacks receive (CUPTI's CUpti_CallbackData). */
+typedef struct {
+  int32_t callbackSite; /* FP_TOPSPTI_API_ENTER / _EXIT */
+  const char* functionName;
+  const void* functionParams;
+  void* functionReturnValue;
+  const char* symbolName;
+  void* context;
+  uint32_t contextUid;
+  uint64_t* correlationData;
+  uint32_t correlationId;
+} fp_topspti_callback_data;
+
+/* void callback(void* userdata, int domain, uint32_t cbid, const fp_topspti_callback_data* data) */
+typedef void (*fp_topspti_callback_fn)(void*, int, uint32_t, const void*);
+
+#ifdef __cplusplus
+#define FP_TOPSPTI_ASSERT static_assert
+#else
+#define FP_TOPSPTI_ASSERT _Static_assert
+#endif
+#define FP_TOPSPTI_SAME_OFFSET(mine, cupti, field) \
+  FP_TOPSPTI_ASSERT(offsetof(mine, field) == offsetof(cupti, field), #mine "." #field " is not at CUPTI's offset")
+FP_TOPSPTI_ASSERT(sizeof(fp_topspti_kernel) == FP_TOPSPTI_KERNEL_SIZE, "kernel record is 144 bytes");
+FP_TOPSPTI_ASSERT(sizeof(fp_topspti_memcpy) == FP_TOPSPTI_MEMCPY_SIZE, "memcpy record is 64 bytes");
+FP_TOPSPTI_ASSERT(sizeof(fp_topspti_memset) == FP_TOPSPTI_MEMSET_SIZE, "memset record is 64 bytes");
+FP_TOPSPTI_ASSERT(sizeof(fp_topspti_api) == FP_TOPSPTI_API_SIZE, "API record is 40 bytes");
+FP_TOPSPTI_ASSERT(sizeof(fp_topspti_callback_data) == FP_TOPSPTI_CALLBACK_DATA_SIZE, "callback data is 72 bytes");
+FP_TOPSPTI_ASSERT(offsetof(fp_topspti_callback_data, correlationId) == 64, "callback data correlationId at 64");
+FP_TOPSPTI_SAME_OFFSET(fp_topspti_kernel, fp_cupti_kernel10, registersPerThread);
+FP_TOPSPTI_SAME_OFFSET(fp_topspti_kernel, fp_cupti_kernel10, start);
+FP_TOPSPTI_SAME_OFFSET(fp_topspti_kernel, fp_cupti_kernel10, end);
+FP_TOPSPTI_SAME_OFFSET(fp_topspti_kernel, fp_cupti_kernel10, deviceId);
+FP_TOPSPTI_SAME_OFFSET(fp_topspti_kernel, fp_cupti_kernel10, streamId);
+FP_TOPSPTI_SAME_OFFSET(fp_topspti_kernel, fp_cupti_kernel10, gridX);
+FP_TOPSPTI_SAME_OFFSET(fp_topspti_kernel, fp_cupti_kernel10, blockX);
+FP_TOPSPTI_SAME_OFFSET(fp_topspti_kernel, fp_cupti_kernel10, dynamicSharedMemory);
+FP_TOPSPTI_SAME_OFFSET(fp_topspti_kernel, fp_cupti_kernel10, correlationId);
+FP_TOPSPTI_SAME_OFFSET(fp_topspti_kernel, fp_cupti_kernel10, name);
+FP_TOPSPTI_SAME_OFFSET(fp_topspti_kernel, fp_cupti_kernel10, queued);
+FP_TOPSPTI_SAME_OFFSET(fp_topspti_memcpy, fp_cupti_memcpy6, bytes);
+FP_TOPSPTI_SAME_OFFSET(fp_topspti_memcpy, fp_cupti_memcpy6, start);
+FP_TOPSPTI_SAME_OFFSET(fp_topspti_memcpy, fp_cupti_memcpy6, streamId);
+FP_TOPSPTI_SAME_OFFSET(fp_topspti_memcpy, fp_cupti_memcpy6, correlationId);
+FP_TOPSPTI_SAME_OFFSET(fp_topspti_memset, fp_cupti_memset4, value);
+FP_TOPSPTI_SAME_OFFSET(fp_topspti_memset, fp_cupti_memset4, bytes);
+FP_TOPSPTI_SAME_OFFSET(fp_topspti_memset, fp_cupti_memset4, streamId);
+FP_TOPSPTI_SAME_OFFSET(fp_topspti_memset, fp_cupti_memset4, correlationId);
+FP_TOPSPTI_SAME_OFFSET(fp_topspti_memset, fp_cupti_memset4, memoryKind);
+#undef FP_TOPSPTI_SAME_OFFSET
+#undef FP_TOPSPTI_ASSERT
+
+#endif

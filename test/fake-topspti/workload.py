@@ -1,0 +1,15 @@
+"""A torch CPU workload whose record_function ranges launch FAKE Enflame GCU work through the fake TOPSPTI library,
+captured by the native agent: the CUPTI workload (test/fake-cupti/workload.py) with the TOPSPTI fake's control
+functions and a TopsRider GEMM kernel name. 5x matmul+relu, a sort with a memset, a device-to-host copy, a call
+TOPSPTI does not name, a device synchronisation.
+
+usage: workload.py SESSION_DIR [--push-correlation]
+"""
+import os
+import runpy
+
+runpy.run_path(
+    os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "fake-cupti", "workload.py"),
+    init_globals={"PREFIX": "fake_topspti", "GEMM": b"topsblas_sgemm_128x128_nn"},
+    run_name="__main__",
+)

@@ -66,12 +66,25 @@ writeFileSync(
     '',
   ].join('\n'),
 );
-const env = { ...process.env, PYTHONPATH: agentPath, FLAGOS_TRACE: '1', OMP_NUM_THREADS: '1', MKL_NUM_THREADS: '1' };
+const env = {
+  ...process.env,
+  PYTHONPATH: agentPath,
+  FLAGOS_TRACE: '1',
+  OMP_NUM_THREADS: '1',
+  MKL_NUM_THREADS: '1',
+};
 function timed(command, args) {
-  const result = spawnSync(python, [measure, command, ...args], { cwd: root, env, encoding: 'utf8', maxBuffer: 1 << 24 });
+  const result = spawnSync(python, [measure, command, ...args], {
+    cwd: root,
+    env,
+    encoding: 'utf8',
+    maxBuffer: 1 << 24,
+  });
   const measured = JSON.parse(result.stdout || '{"rc": -1}');
   if (result.status !== 0 || measured.rc !== 0) {
-    console.error(`agent-bench: ${command} ${args.join(' ')} failed (${measured.rc}):\n${measured.stderr ?? result.stderr}`);
+    console.error(
+      `agent-bench: ${command} ${args.join(' ')} failed (${measured.rc}):\n${measured.stderr ?? result.stderr}`,
+    );
     process.exit(1);
   }
   return { wall: measured.wall, cpu: measured.cpu };
@@ -82,15 +95,49 @@ const variants = {
   plainProfiler: () => timed(python, [wrapper, path.join(out, 'plain.json'), script, ...scriptArgs]),
   agent: () => {
     rmSync(path.join(out, 'agent-session'), { recursive: true, force: true });
-    return timed(python, ['-m', 'flagprof_agent', '--session', path.join(out, 'agent-session'), '--mode', 'cpu', '--', script, ...scriptArgs]);
+    return timed(python, [
+      '-m',
+      'flagprof_agent',
+      '--session',
+      path.join(out, 'agent-session'),
+      '--mode',
+      'cpu',
+      '--',
+      script,
+      ...scriptArgs,
+    ]);
   },
   agentWindowOutside: () => {
     rmSync(path.join(out, 'window-session'), { recursive: true, force: true });
-    return timed(python, ['-m', 'flagprof_agent', '--session', path.join(out, 'window-session'), '--mode', 'cpu', '--delay', '100000', '--', script, ...scriptArgs]);
+    return timed(python, [
+      '-m',
+      'flagprof_agent',
+      '--session',
+      path.join(out, 'window-session'),
+      '--mode',
+      'cpu',
+      '--delay',
+      '100000',
+      '--',
+      script,
+      ...scriptArgs,
+    ]);
   },
   commandToSummary: () => {
     rmSync(path.join(out, 'cli-session'), { recursive: true, force: true });
-    return timed(process.execPath, [cli, 'profile', '--python', python, '--mode', 'cpu', '--out', path.join(out, 'cli-session'), '--', script, ...scriptArgs]);
+    return timed(process.execPath, [
+      cli,
+      'profile',
+      '--python',
+      python,
+      '--mode',
+      'cpu',
+      '--out',
+      path.join(out, 'cli-session'),
+      '--',
+      script,
+      ...scriptArgs,
+    ]);
   },
 };
 
@@ -109,21 +156,35 @@ const median = (xs) => {
 const m = Object.fromEntries(
   Object.entries(samples).map(([k, v]) => [
     k,
-    { wall: median(v.map((x) => x.wall)), cpu: median(v.map((x) => x.cpu)), cpuMin: Math.min(...v.map((x) => x.cpu)) },
+    {
+      wall: median(v.map((x) => x.wall)),
+      cpu: median(v.map((x) => x.cpu)),
+      cpuMin: Math.min(...v.map((x) => x.cpu)),
+    },
   ]),
 );
 const rows = [
   ['agent (cpu mode) vs plain torch.profiler wrapper', 'agent', 'plainProfiler', 1.05],
   ['agent, window outside the work, vs plain python', 'agentWindowOutside', 'plainPython', 1.02],
-  ['flagprof profile: command to printed summary, vs plain python', 'commandToSummary', 'plainPython', undefined],
+  [
+    'flagprof profile: command to printed summary, vs plain python',
+    'commandToSummary',
+    'plainPython',
+    undefined,
+  ],
 ];
-console.log(`\nscript: ${path.relative(root, script)} ${scriptArgs.join(' ')}   runs: ${runs} (median)   python: ${python}\n`);
-console.log('| measurement | CPU s | baseline CPU s | CPU ratio | min-CPU ratio | wall s | baseline wall s | wall ratio | target |');
+console.log(
+  `\nscript: ${path.relative(root, script)} ${scriptArgs.join(' ')}   runs: ${runs} (median)   python: ${python}\n`,
+);
+console.log(
+  '| measurement | CPU s | baseline CPU s | CPU ratio | min-CPU ratio | wall s | baseline wall s | wall ratio | target |',
+);
 console.log('| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |');
 for (const [label, name, base, target] of rows) {
   const cpu = m[name].cpu / m[base].cpu;
   const wall = m[name].wall / m[base].wall;
-  const verdict = target === undefined ? '—' : `<= ${target}x ${cpu <= target ? '(ok on CPU time)' : '(over on CPU time)'}`;
+  const verdict =
+    target === undefined ? '—' : `<= ${target}x ${cpu <= target ? '(ok on CPU time)' : '(over on CPU time)'}`;
   console.log(
     `| ${label} | ${m[name].cpu.toFixed(2)} | ${m[base].cpu.toFixed(2)} | ${cpu.toFixed(3)}x | ${(m[name].cpuMin / m[base].cpuMin).toFixed(3)}x | ${m[name].wall.toFixed(2)} | ${m[base].wall.toFixed(2)} | ${wall.toFixed(3)}x | ${verdict} |`,
   );

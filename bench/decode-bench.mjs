@@ -4,7 +4,7 @@
 // decoded to columns. Reports records/s against the 20 M/s target for every vendor, then, for CUPTI, the cost of
 // also producing every event's metadata JSON and how long opening an agent-mode session of a million records
 // takes next to opening the same events from a Kineto trace.
-//   node bench/decode-bench.mjs [--vendor cupti|mspti|roctracer|mcpti|mupti|topspti|all] [--records N] [--runs K]
+//   node bench/decode-bench.mjs [--vendor cupti|mspti|roctracer|rocprofiler|mcpti|mupti|topspti|all] [--records N] [--runs K]
 import {
   existsSync,
   mkdtempSync,
@@ -44,6 +44,7 @@ const w = await loadBundle(
   `export {
      crc32c, frame, FRAME, namesFrame, externalRecord, apiRecord, kernelRecord, VENDOR, ROC_DOMAIN, ROC_OP,
      ROC_KIND, rocRecord, msptiApiRecord, msptiExternalRecord, msptiKernelRecord, msptiKernelStrings,
+     rpsDispatchRecord, rpsExternalRecord, rpsHipApiRecord,
    } from './test/helpers/native';`,
 );
 
@@ -195,6 +196,39 @@ const VENDORS = {
     ],
     // HIP API ids are named after the final flush (roctracer_op_string).
     trailer: [w.namesFrame(w.ROC_DOMAIN.hipApi, [[HIP_LAUNCH_KERNEL, 'hipLaunchKernel']])],
+  },
+  // rocprofiler-sdk: the agent's external record, the 64-byte HIP API record (with `ancestor`), the 184-byte
+  // dispatch named by the string the agent attached; CLOCK_BOOTTIME mapped by the header's pair.
+  rocprofiler: {
+    id: 7,
+    label: 'rocprofiler-sdk',
+    apiVersion: 601,
+    vendorNs: HSA0,
+    apiName: 'hipExtModuleLaunchKernel',
+    kernelName: FILL_KERNEL,
+    launch: (i, correlation, t) => {
+      const id = BigInt(correlation);
+      return [
+        { bytes: w.rpsExternalRecord(id, BigInt(correlation >> 2)) },
+        { bytes: w.rpsHipApiRecord({ correlation: id, start: t, end: t + 1500n, ancestor: true }) },
+        {
+          bytes: w.rpsDispatchRecord({ correlation: id, start: t + 2000n, end: t + 3500n }),
+          pointed: NAMES[i % NAMES.length],
+        },
+      ];
+    },
+    fields: [
+      field(0, 16, 8, STEP.correlation),
+      field(0, 24, 8, STEP.externalId),
+      field(1, 16, 8, STEP.correlation),
+      field(1, 40, 8, STEP.time),
+      field(1, 48, 8, STEP.time),
+      field(2, 16, 8, STEP.correlation),
+      field(2, 40, 8, STEP.time),
+      field(2, 48, 8, STEP.time),
+    ],
+    // HIP API operations are named after the final flush (the SDK's operation-name query).
+    trailer: [w.namesFrame(5, [[113, 'hipExtModuleLaunchKernel']])],
   },
   mcpti: {
     id: 4,

@@ -22,10 +22,14 @@ if (!existsSync(synthetic)) await writeSynthetic(real, synthetic, targetGB * 1e9
 function measure(mode, file) {
   const results = [];
   for (let i = 0; i < runs; i++) {
-    const line = execFileSync(process.execPath, ['--max-old-space-size=8192', path.join(out, 'import-child.cjs'), mode, file], {
-      encoding: 'utf8',
-      maxBuffer: 1 << 20,
-    });
+    const line = execFileSync(
+      process.execPath,
+      ['--max-old-space-size=8192', path.join(out, 'import-child.cjs'), mode, file],
+      {
+        encoding: 'utf8',
+        maxBuffer: 1 << 20,
+      },
+    );
     results.push(JSON.parse(line.trim().split('\n').pop()));
   }
   results.sort((a, b) => a.ms - b.ms);
@@ -58,7 +62,9 @@ const model = measure('model', String(10_000_000));
 console.log(
   `model sizing: 10,000,000 slices in ${model.modelMB} MB of columns, peak RSS ${model.maxRssMB} MB (target < 1 GB)`,
 );
-console.log(`(median of ${runs} runs each; targets: throughput ratio >= 1.0x, peak RSS <= 3x file size, the 1 GB file imports)`);
+console.log(
+  `(median of ${runs} runs each; targets: throughput ratio >= 1.0x, peak RSS <= 3x file size, the 1 GB file imports)`,
+);
 
 async function writeSynthetic(source, target, bytes) {
   const parsed = JSON.parse(readFileSync(source, 'utf8'));

@@ -20,7 +20,10 @@ const fake = path.join(root, 'out', 'native', 'libcupti_fake.so');
 for (const [file, fix] of [
   [python, 'run scripts/setup-python.sh'],
   [agent, 'run npm ci (or node scripts/build-addon.mjs)'],
-  [fake, 'run the tests once (npx vitest run test/integration/kineto-plugin.test.ts) to build the fake CUPTI'],
+  [
+    fake,
+    'run the tests once (npx vitest run test/integration/kineto-plugin.test.ts) to build the fake CUPTI',
+  ],
 ]) {
   if (!existsSync(file)) {
     console.error(`kineto-adaptor: ${file} is missing; ${fix}`);
@@ -58,6 +61,10 @@ for (let r = 0; r < runs; r++) {
 }
 rmSync(cache, { recursive: true, force: true });
 const ratio = (a, b) => median(perRound.map((ns) => ns[a] / ns[b]));
-console.log(`\nper launch (median ns): ${variants.map((v) => `${v} ${median(perRound.map((ns) => ns[v])).toFixed(0)}`).join(', ')}`);
+console.log(
+  `\nper launch (median ns): ${variants.map((v) => `${v} ${median(perRound.map((ns) => ns[v])).toFixed(0)}`).join(', ')}`,
+);
 console.log(`adaptor / plain torch.profiler: ${ratio('adaptor', 'plain').toFixed(3)}x (target <= 1.05x)`);
-console.log(`idle with the plugin registered / idle: ${ratio('idle-plugin', 'idle').toFixed(3)}x (target ~1.00x)`);
+console.log(
+  `idle with the plugin registered / idle: ${ratio('idle-plugin', 'idle').toFixed(3)}x (target ~1.00x)`,
+);

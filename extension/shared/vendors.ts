@@ -44,6 +44,11 @@ export interface VendorRow {
   capturePlatform: string | undefined;
   /** The catalogue line its tracer prints when none of its libraries loaded, where it has one. */
   unavailableCode: string | undefined;
+  /**
+   * The API whose platforms this one serves too, preferred where its library is present (native/vendors/vendors.h:
+   * rocprofiler-sdk over ROCtracer).
+   */
+  supersedes?: string;
 }
 
 /** Kineto's CUDA names, which ROCm's and MetaX's traces keep too: process "GPU N", thread "stream N", cuda_runtime. */
@@ -103,6 +108,21 @@ export const VENDORS = {
     // This product's ROCtracer users are Hygon DCUs: without a device name a capture is judged by the DCU row.
     capturePlatform: 'dcu',
     unavailableCode: 'R25',
+  },
+  rocprofiler: {
+    fpcId: 7,
+    label: 'rocprofiler-sdk',
+    tracer: 'rocprofiler-sdk (ROCm / DCU)',
+    // The AMD tracer's component: its lines and ROCtracer's are one bring-up section.
+    component: 'roctracer',
+    library: 'librocprofiler-sdk',
+    genericRuntimeName: 'hipRuntime',
+    naming: CUDA_NAMING,
+    platforms: ['dcu', 'rocm'],
+    // ROCtracer's successor ships with ROCm 6.2 and later: AMD's stack, where Hygon's DTK keeps ROCtracer.
+    capturePlatform: 'rocm',
+    unavailableCode: 'Q13',
+    supersedes: 'roctracer',
   },
   mcpti: {
     fpcId: 4,

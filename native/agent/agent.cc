@@ -360,7 +360,20 @@ std::optional<Accelerator> findAccelerator(const std::string& name) {
   return std::nullopt;
 }
 
-bool allows(const Accelerator* only, const Vendor& v) { return only == nullptr || only->vendor == &v; }
+// Whether a row may trace the chosen accelerator: its own row, or a row superseding it (rocprofiler-sdk for ROCm).
+bool allowsRow(const Accelerator* only, const VendorRow& row) {
+  return only == nullptr || &only->vendor->row == &row ||
+         (row.supersedes && std::string_view(row.supersedes) == only->vendor->row.key);
+}
+bool allows(const Accelerator* only, const Vendor& v) { return allowsRow(only, v.row); }
+
+// "rocprofiler-sdk or ROCtracer": the APIs that may trace an accelerator, in search order.
+std::string tracerLabels(const Accelerator& a) {
+  std::string text;
+  for (const VendorRow& row : kVendors)
+    if (allowsRow(&a, row)) text += (text.empty() ? "" : " or ") + std::string(row.label);
+  return text;
+}
 
 // The files mapped into the process now (the link map as /proc/self/maps shows it).
 std::vector<std::string> mappedFiles() {
@@ -392,9 +405,9 @@ std::unique_ptr<VendorTracer> loadVendor(State& s, const Accelerator* only) {
   if (!override.empty()) {
     void* lib = dlopen(override.c_str(), RTLD_NOW | RTLD_GLOBAL);
     std::string missing;
-    if (lib && (vendor = bindAny(lib, missing)) && only && std::string(vendor->name()) != only->vendor->row.label) {
+    if (lib && (vendor = bindAny(lib, missing)) && only && !allowsRow(only, *vendorById(vendor->fpcVendor()))) {
       missing = std::string("it exports ") + vendor->name() + ", but FLAGOS_ACCELERATOR=" + only->name +
-                " is traced by " + only->vendor->row.label;
+                " is traced by " + tracerLabels(*only);
       vendor.reset();
     }
     if (vendor) {
@@ -444,7 +457,7 @@ std::unique_ptr<VendorTracer> loadVendor(State& s, const Accelerator* only) {
   }
   if (!vendor) {
     if (tried.size() >= 2) tried.resize(tried.size() - 2);
-    s.loadError = only ? std::string("no ") + only->vendor->row.label + " library for FLAGOS_ACCELERATOR=" +
+    s.loadError = only ? "no " + tracerLabels(*only) + " library for FLAGOS_ACCELERATOR=" +
                              only->name + " could be loaded; tried " + tried
                        : "no vendor activity library could be loaded (" + vendorLabels() + "); tried " + tried;
     // Each vendor's line once (the CUPTI family shares one).

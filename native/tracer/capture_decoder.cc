@@ -551,7 +551,8 @@ class Decoder {
     at_.device[i] = r.device;
     at_.stream[i] = r.stream;
     at_.thread[i] = r.thread;
-    at_.process[i] = r.process;
+    // A vendor whose records name no process (rocprofiler-sdk) recorded the capturing one.
+    at_.process[i] = r.process ? r.process : out_.pid;
     at_.name[i] = nameIndex;
     at_.cbid[i] = r.cbid;
     if (locations_) {

@@ -24,6 +24,17 @@
 // records carry a HIP API id (op), resolved with roctracer_op_string after the final flush and written as a names
 // frame whose domain is ACTIVITY_DOMAIN_HIP_API (3). Timestamps are the HSA system clock: the header pair and the
 // calibration frames (roctracer_get_timestamp, CLOCK_REALTIME) map them, as for CUPTI.
+// MetaX MCPTI (4), Moore Threads MUPTI (5) and Enflame TOPSPTI (6) are CUPTI clones: CUPTI's record layouts at one
+// version per kind (their mirrors give the sizes), names frames in CUPTI's domains (1 driver, 2 runtime) from the
+// vendor's own name function, their clocks mapped by the calibration pairs. TOPSPTI has no external-correlation
+// records of its own: the agent writes CUPTI-layout ones (kind 39) from its API-enter callback. For MCPTI the agent
+// writes CUPTI-layout DEVICE records (kind 8) from MetaX's runtime attributes.
+// rocprofiler-sdk (7): records are the SDK's buffer-tracing records verbatim (each starts with its u64 size; a HIP
+// API record is 56 or 64 bytes by SDK version); a dispatch's string is its kernel name from the code-object
+// service; the torch id an SDK record carries inside its correlation id is written by the agent as its own
+// 32-byte record before it ({u64 size, u32 kind 0x464C4558, u32 0, u64 internal id, u64 torch id}); HIP API
+// names come in a names frame of domain 5 (HIP_RUNTIME_API); device ids are mapped by a device-index names frame;
+// timestamps are CLOCK_BOOTTIME, mapped by the calibration pairs.
 #pragma once
 
 #include <cstddef>

@@ -15,6 +15,7 @@
 #include "mcpti/decode.h"
 #include "mspti/decode.h"
 #include "mupti/decode.h"
+#include "rocprofiler/decode.h"
 #include "roctracer/decode.h"
 #include "topspti/decode.h"
 
@@ -34,10 +35,14 @@ struct VendorRow {
   // (FLAGOS_TRACE's meaning), where its integration has them; nullptr where not.
   const char* libraryEnv = nullptr;
   const char* debugEnv = nullptr;
+  // The row whose accelerators this one traces too, searched before it: a successor API preferred where its library
+  // is present (rocprofiler-sdk over ROCtracer). Its own accelerator list stays empty, so each accelerator still has
+  // one row; nullptr for every other row.
+  const char* supersedes = nullptr;
 };
 
 // Table order is the search order: MCPTI before CUPTI, so a MetaX library is never taken for NVIDIA's by a
-// CUPTI-named function it may also export.
+// CUPTI-named function it may also export; rocprofiler-sdk before the ROCtracer it supersedes.
 inline constexpr VendorRow kVendors[] = {
     {4, "mcpti", "MCPTI", {"mcptiActivityRegisterCallbacks", "mcptiActivityGetApiName"}, {"libmcpti.so"}, {"metax"},
      "C1", "[flagos] CUPTI not available, tracer not armed"},
@@ -45,6 +50,9 @@ inline constexpr VendorRow kVendors[] = {
      {"cuda", "ppu"}, "C1", "[flagos] CUPTI not available, tracer not armed"},
     {2, "mspti", "MSPTI", {"msptiActivityRegisterCallbacks"}, {"libmspti.so"}, {"ascend"}, "M1",
      "[flagos] libmspti is unavailable"},
+    {7, "rocprofiler", "rocprofiler-sdk", {"rocprofiler_force_configure", "rocprofiler_create_buffer"},
+     {"librocprofiler-sdk.so.1", "librocprofiler-sdk.so.0", "librocprofiler-sdk.so"}, {}, "Q13",
+     "[flagos] librocprofiler-sdk is unavailable", nullptr, nullptr, "roctracer"},
     {3, "roctracer", "ROCtracer", {"roctracer_enable_domain_activity_expl", "roctracer_enable_domain_activity"},
      {"libroctracer64.so.4", "libroctracer64.so"}, {"rocm", "dcu"}, "R25", "[flagos] libroctracer64 is unavailable"},
     {5, "mupti", "MUPTI", {"muptiActivityRegisterCallbacks"},
@@ -57,7 +65,7 @@ inline constexpr VendorRow kVendors[] = {
 
 // The vendors whose types the code needs at compile time, in table order: X(key) for each row. The capture
 // decoder instantiates its decoder with `key::Records`; the agent calls `bind_<key>`.
-#define FLAGPROF_FOR_EACH_VENDOR(X) X(mcpti) X(cupti) X(mspti) X(roctracer) X(mupti) X(topspti)
+#define FLAGPROF_FOR_EACH_VENDOR(X) X(mcpti) X(cupti) X(mspti) X(rocprofiler) X(roctracer) X(mupti) X(topspti)
 
 // Accelerators with no activity API this tracer binds: they get the unavailable tracer, with its reason.
 inline constexpr const char* kAcceleratorsWithoutTracer[] = {"cpu"};
@@ -94,6 +102,20 @@ constexpr bool idsUnique() {
   return true;
 }
 static_assert(idsUnique(), "vendor ids are the capture format's: each is used once");
+
+// A superseding row names a row that exists, comes after it in the search order and supersedes nothing itself.
+constexpr bool supersedesValid() {
+  for (size_t i = 0; i < kVendorCount; ++i) {
+    if (!kVendors[i].supersedes) continue;
+    if (kVendors[i].accelerators[0]) return false;
+    bool after = false;
+    for (size_t j = i + 1; j < kVendorCount; ++j)
+      if (std::string_view(kVendors[j].key) == kVendors[i].supersedes && !kVendors[j].supersedes) after = true;
+    if (!after) return false;
+  }
+  return true;
+}
+static_assert(supersedesValid(), "a superseding row names a later row, and has no accelerators of its own");
 
 constexpr const VendorRow* vendorByKey(std::string_view key) {
   for (const VendorRow& v : kVendors)

@@ -17,7 +17,8 @@ capture = native.open_capture(session_dir)
 import torch  # noqa: E402
 from torch.profiler import ProfilerActivity, profile, record_function  # noqa: E402
 
-fake = ctypes.CDLL(os.environ["FLAGOS_TRACER_LIBRARY"])
+# The fake the agent bound: FLAGOS_TRACER_LIBRARY, or FAKE_LIBRARY where a test names it another way.
+fake = ctypes.CDLL(os.environ.get("FAKE_LIBRARY") or os.environ["FLAGOS_TRACER_LIBRARY"])
 S, I, U = ctypes.c_char_p, ctypes.c_int, ctypes.c_uint64
 fake.fake_roctracer_launch_kernel.argtypes = [S, U, I]
 fake.fake_roctracer_memcpy.argtypes = [U, I]

@@ -18,6 +18,7 @@ export const FAKE_ROCTRACER = path.join(ROOT, 'out', 'native', 'libroctracer64_f
 export const FAKE_MCPTI = path.join(ROOT, 'out', 'native', 'libmcpti_fake.so');
 export const FAKE_MUPTI = path.join(ROOT, 'out', 'native', 'libmupti_fake.so');
 export const FAKE_TOPSPTI = path.join(ROOT, 'out', 'native', 'libtopspti_fake.so');
+export const FAKE_ROCPROFILER = path.join(ROOT, 'out', 'native', 'librocprofiler-sdk_fake.so');
 
 /** Builds the addon and agent when `npm ci` has not (node-gyp, no downloads). */
 export function ensureNativeBuilt(): void {
@@ -94,6 +95,15 @@ export function ensureFakeRoctracer(): string {
 
 /** Compiles the fake MetaX MCPTI library (from the tracer's mirror: MCPTI has no public header) when missing or
  * stale. */
+/** Compiles the fake rocprofiler-sdk library when missing or stale. */
+export function ensureFakeRocprofiler(): string {
+  return buildFake(path.join(ROOT, 'test', 'fake-rocprofiler', 'fake_rocprofiler.c'), FAKE_ROCPROFILER, [
+    FAKE_DELIVERY,
+    FAKE_NAMES,
+    path.join(ROOT, 'native', 'vendors', 'rocprofiler', 'mirror.h'),
+  ]);
+}
+
 /** A fake CUPTI clone (test/fake-<key>/fake_<key>.c on the shared body, test/fake-vendor/cupti_clone.h). */
 function ensureFakeClone(key: 'mcpti' | 'mupti' | 'topspti', output: string): string {
   return buildFake(path.join(ROOT, 'test', `fake-${key}`, `fake_${key}.c`), output, [
@@ -157,7 +167,7 @@ export const KIND = {
   externalCorrelation: 39,
 };
 
-export const VENDOR = { cupti: 1, mspti: 2, roctracer: 3, mcpti: 4, mupti: 5, topspti: 6 };
+export const VENDOR = { cupti: 1, mspti: 2, roctracer: 3, mcpti: 4, mupti: 5, topspti: 6, rocprofiler: 7 };
 
 export function fpcHeader(
   options: {
@@ -516,5 +526,78 @@ export function rocRecord(f: {
   }
   // A kernel's name pointer (meaningless once copied) or a copy's byte count.
   b.writeBigUInt64LE(f.bytes ?? 0xdeadbeefn, 56);
+  return b;
+}
+
+// Raw rocprofiler-sdk records at the offsets of the public buffer_tracing.h / fwd.h (the agent's external record:
+// its mirror.h), for the decode tests and bench:decode.
+export const RPS_KIND = { hipApi: 5, memoryCopy: 10, kernelDispatch: 11, external: 0x464c4558 };
+const HIP_LAUNCH = 113;
+
+function rpsHeader(size: number, kind: number, operation: number): Buffer {
+  const b = Buffer.alloc(size);
+  b.writeBigUInt64LE(BigInt(size), 0);
+  b.writeUInt32LE(kind, 8);
+  b.writeUInt32LE(operation, 12);
+  return b;
+}
+
+/** rocprofiler_buffer_tracing_kernel_dispatch_record_t (184 bytes), external id in its correlation. */
+export function rpsDispatchRecord(f: {
+  correlation: bigint;
+  external?: bigint;
+  start: bigint;
+  end: bigint;
+  kernelId?: bigint;
+}) {
+  const b = rpsHeader(184, RPS_KIND.kernelDispatch, 1);
+  b.writeBigUInt64LE(f.correlation, 16);
+  b.writeBigUInt64LE(f.external ?? 0n, 24);
+  b.writeBigUInt64LE(4243n, 32); // thread_id
+  b.writeBigUInt64LE(f.start, 40);
+  b.writeBigUInt64LE(f.end, 48);
+  b.writeBigUInt64LE(128n, 56); // dispatch_info.size
+  b.writeBigUInt64LE(7n, 56 + 8); // agent_id
+  b.writeBigUInt64LE(3n, 56 + 16); // queue_id
+  b.writeBigUInt64LE(f.kernelId ?? 42n, 56 + 24);
+  [256, 1, 1, 65536, 1, 1].forEach((v, i) => b.writeUInt32LE(v, 56 + 48 + 4 * i)); // workgroup, grid
+  return b;
+}
+
+/** rocprofiler_buffer_tracing_hip_api_record_t: 64 bytes with `ancestor`, 56 before it. */
+export function rpsHipApiRecord(f: {
+  correlation: bigint;
+  external?: bigint;
+  start: bigint;
+  end: bigint;
+  ancestor: boolean;
+  op?: number;
+}) {
+  const b = rpsHeader(f.ancestor ? 64 : 56, RPS_KIND.hipApi, f.op ?? HIP_LAUNCH);
+  b.writeBigUInt64LE(f.correlation, 16);
+  b.writeBigUInt64LE(f.external ?? 0n, 24);
+  const at = f.ancestor ? 40 : 32;
+  b.writeBigUInt64LE(f.start, at);
+  b.writeBigUInt64LE(f.end, at + 8);
+  b.writeBigUInt64LE(4243n, at + 16);
+  return b;
+}
+
+/** rocprofiler_buffer_tracing_memory_copy_record_t (80 bytes); operation 3 = DEVICE_TO_HOST. */
+export function rpsMemoryCopyRecord(f: { correlation: bigint; start: bigint; end: bigint; bytes: bigint }) {
+  const b = rpsHeader(80, RPS_KIND.memoryCopy, 3);
+  b.writeBigUInt64LE(f.correlation, 16);
+  b.writeBigUInt64LE(4243n, 32);
+  b.writeBigUInt64LE(f.start, 40);
+  b.writeBigUInt64LE(f.end, 48);
+  b.writeBigUInt64LE(f.bytes, 72);
+  return b;
+}
+
+/** The agent's record: records of correlation `internal` carried torch id `external`. */
+export function rpsExternalRecord(internal: bigint, id: bigint) {
+  const b = rpsHeader(32, RPS_KIND.external, 0);
+  b.writeBigUInt64LE(internal, 16);
+  b.writeBigUInt64LE(id, 24);
   return b;
 }

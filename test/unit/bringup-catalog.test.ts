@@ -190,6 +190,41 @@ const MEANING: Record<string, [Severity, string]> = {
     'warning',
     'Host allocation while copying ROCtracer records failed: records are dropped while memory is short.',
   ],
+  'roctracer/Q0': ['info', 'Bound /opt/rocm/lib/librocprofiler-sdk.so.1 (rocprofiler-sdk version 601).'],
+  'roctracer/Q1': ['info', 'rocprofiler-sdk registered the agent: contexts, buffer and services ready.'],
+  'roctracer/Q2': ['info', 'rocprofiler-sdk session started.'],
+  'roctracer/Q3': ['info', 'rocprofiler-sdk session stopped.'],
+  'roctracer/Q4': ['info', 'Every rocprofiler-sdk service configured and the context started.'],
+  'roctracer/Q5': [
+    'warning',
+    'The final rocprofiler-sdk flush failed: the last activity records may be missing.',
+  ],
+  'roctracer/Q6': [
+    'info',
+    'rocprofiler-sdk clock (CLOCK_BOOTTIME) sampled against CLOCK_REALTIME (a calibration pair).',
+  ],
+  'roctracer/Q7': [
+    'warning',
+    'rocprofiler-sdk delivered a buffer and dropped 4 records (its buffer was full).',
+  ],
+  'roctracer/Q8': [
+    'error',
+    'rocprofiler-sdk record layout does not match the bound library (record size unexpected): affected records are dropped. Point FLAGOS_TRACER_LIBRARY at the librocprofiler-sdk.so of the running ROCm.',
+  ],
+  'roctracer/Q9': [
+    'warning',
+    'Host allocation while copying rocprofiler-sdk records failed: records are dropped while memory is short.',
+  ],
+  'roctracer/Q10': ['info', "2 GPU agents found: device ids are mapped to the process's device indices."],
+  'roctracer/Q11': ['error', 'rocprofiler_create_buffer failed (4): the session records no device activity.'],
+  'roctracer/Q12': [
+    'warning',
+    'rocprofiler-sdk memory-copy tracing is unavailable: the capture has no copies.',
+  ],
+  'roctracer/Q13': [
+    'error',
+    'librocprofiler-sdk could not be loaded or lacks a required symbol: session aborted.',
+  ],
   'env/E1': [
     'warning',
     'FLAGOS_TRACE="2" is not a boolean, so tracing is off. Use 1/true/on/yes or 0/false/off/no.',
@@ -355,6 +390,7 @@ describe('the session header', () => {
     '[flagos] CUPTI not available, tracer not armed',
     '[flagos] libmspti is unavailable',
     '[flagos] libroctracer64 is unavailable',
+    '[flagos] librocprofiler-sdk is unavailable',
   ];
 
   it('says no vendor library loaded when every vendor says its library is unavailable, and names no vendor', () => {

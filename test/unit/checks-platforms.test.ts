@@ -15,7 +15,14 @@ import { checkCommand } from '../../extension/cli/check';
 import { importTrace } from '../../extension/import/kineto';
 import { UserError } from '../../extension/import/errors';
 import { Profile } from '../../extension/model/profile';
-import { CAPTURE_VENDOR_KEYS, VENDOR_KEYS, VENDORS } from '../../extension/shared/vendors';
+import {
+  CAPTURE_VENDOR_KEYS,
+  VENDOR_KEYS,
+  VENDORS,
+  vendorRow,
+  type VendorKey,
+  type VendorRow,
+} from '../../extension/shared/vendors';
 import { ROOT, TRACES } from '../helpers/paths';
 import { rawTraceEvents } from '../helpers/traces';
 
@@ -177,10 +184,16 @@ describe('report shape', () => {
 });
 
 describe('the vendor table against the platform rows', () => {
-  it('names only platform rows the checks know, each served by one vendor', () => {
-    const served = VENDOR_KEYS.flatMap((key) => VENDORS[key].platforms);
+  it('names only platform rows the checks know, each served by one vendor (and the one superseding it)', () => {
+    const row = (key: VendorKey): VendorRow => VENDORS[key];
+    const served = VENDOR_KEYS.filter((key) => !row(key).supersedes).flatMap((key) => VENDORS[key].platforms);
     for (const platform of served) expect(PLATFORM_CAPABILITIES).toHaveProperty(platform);
     expect(new Set(served).size).toBe(served.length);
+    for (const key of VENDOR_KEYS.filter((k) => row(k).supersedes)) {
+      const superseded = vendorRow(row(key).supersedes);
+      expect(superseded, key).toBeDefined();
+      expect(row(key).platforms).toEqual(superseded!.platforms);
+    }
   });
 
   it.each(CAPTURE_VENDOR_KEYS)(

@@ -108,7 +108,12 @@ describe('decodeCapture of ROCtracer captures', () => {
       correlation: 80,
       kind: 'Dispatch Kernel',
     });
-    expect(argsAt(c, runtime)).toEqual({ 'External id': 3, cid: HIP_LAUNCH_KERNEL, correlation: 80 });
+    expect(argsAt(c, runtime)).toEqual({
+      'External id': 3,
+      cid: HIP_LAUNCH_KERNEL,
+      cbid: HIP_LAUNCH_KERNEL,
+      correlation: 80,
+    });
     expect(c.counts).toMatchObject({ kernel: 1, runtime: 1, externalCorrelation: 1, badFrames: 0 });
   });
 

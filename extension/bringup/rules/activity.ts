@@ -70,6 +70,7 @@ export const ACTIVITY_RULES: readonly Rule[] = [
     lines: {
       mspti: { word: 'libmspti', code: 'M1' },
       roctracer: { word: 'libroctracer64', code: 'R25' },
+      rocprofiler: { word: 'librocprofiler-sdk', code: 'Q13' },
     },
     pattern: (vendor) => rx(F, `${vendor} is unavailable`),
     parse: (_m, line) => ({
@@ -81,6 +82,7 @@ export const ACTIVITY_RULES: readonly Rule[] = [
     lines: {
       mspti: { word: 'msptiActivityRegisterCallbacks', code: 'M0' },
       roctracer: { word: 'roctracer_enable_domain_activity_expl', code: 'R24' },
+      rocprofiler: { word: 'rocprofiler_force_configure', code: 'Q0' },
     },
     pattern: (vendor, labels) => rx(F, `bound ${vendor} -> (.*) \\(${labels} version ${U}\\)`),
     parse: (m, line) =>
@@ -172,6 +174,13 @@ export const ACTIVITY_RULES: readonly Rule[] = [
         failed:
           'roctracer_get_timestamp failed: device times are placed through the capture header pair only.',
       },
+      rocprofiler: {
+        word: 'rocprofiler-sdk ',
+        code: 'Q6',
+        ok: 'rocprofiler-sdk clock (CLOCK_BOOTTIME) sampled against CLOCK_REALTIME (a calibration pair).',
+        failed:
+          'rocprofiler_get_timestamp failed: device times are placed through the capture header pair only.',
+      },
     },
     pattern: (vendor) => rx(F, `${vendor}clock sample result=${R} vendor=${U} realtime=${U}`),
     parse: (m, line) => {
@@ -210,6 +219,18 @@ export const ACTIVITY_RULES: readonly Rule[] = [
           warning:
             'An MSPTI activity kind could not be enabled (MEMCPY/MEMSET need libmspti.so preloaded at process start).',
           info: 'All MSPTI activity kinds enabled at session start.',
+        },
+      },
+      rocprofiler: {
+        word: 'rocprofiler-sdk',
+        code: 'Q4',
+        essential: ['CONTEXT', 'BUFFER', 'KERNEL_DISPATCH', 'HIP_RUNTIME_API', 'START'],
+        messages: {
+          error:
+            'Session setup failed for the context, the buffer, kernel dispatches, HIP API tracing or the start: no device events or no device-time attribution.',
+          warning:
+            'A rocprofiler-sdk service could not be configured (CODE_OBJECT: kernels unnamed; MEMORY_COPY: no copies).',
+          info: 'Every rocprofiler-sdk service configured and the context started.',
         },
       },
       roctracer: {
@@ -270,6 +291,7 @@ export const ACTIVITY_RULES: readonly Rule[] = [
     lines: {
       mspti: { word: 'msptiActivityFlushAll', code: 'M15' },
       roctracer: { word: 'roctracer_flush_activity_expl', code: 'R33' },
+      rocprofiler: { word: 'rocprofiler_flush_buffer', code: 'Q5' },
     },
     ungated: true,
     pattern: (vendor) => rx(F, `${vendor} returned ${R}: (.*)`, false),
@@ -297,6 +319,12 @@ export const ACTIVITY_RULES: readonly Rule[] = [
         code: 'R34',
         subject: 'ROCtracer record layout',
         fix: 'the libroctracer64.so of the running ROCm',
+      },
+      rocprofiler: {
+        word: 'rocprofiler-sdk',
+        code: 'Q8',
+        subject: 'rocprofiler-sdk record layout',
+        fix: 'the librocprofiler-sdk.so of the running ROCm',
       },
     },
     ungated: true,
@@ -344,6 +372,7 @@ export const ACTIVITY_RULES: readonly Rule[] = [
       mcpti: { word: 'MCPTI', code: 'C18', what: 'of an activity buffer' },
       mspti: { word: 'MSPTI', code: 'M18', what: 'of an MSPTI activity buffer' },
       roctracer: { word: 'ROCtracer', code: 'R36', what: 'while copying ROCtracer records' },
+      rocprofiler: { word: 'rocprofiler-sdk', code: 'Q9', what: 'while copying rocprofiler-sdk records' },
     },
     ungated: true,
     pattern: (vendor) => rx(F, `${vendor} activity buffer allocation failed \\(${U} bytes\\)(.*)`, false),
@@ -359,6 +388,7 @@ export const ACTIVITY_RULES: readonly Rule[] = [
       mupti: { word: 'MUPTI', code: 'U3' },
       topspti: { word: 'TOPSPTI', code: 'T3' },
       roctracer: { word: 'ROCtracer', code: 'R29' },
+      rocprofiler: { word: 'rocprofiler-sdk', code: 'Q2' },
     },
     pattern: (vendor) => rx(F, `${vendor} session started`),
     parse: (_m, line) => info(`${label(line)} session started.`),
@@ -370,6 +400,7 @@ export const ACTIVITY_RULES: readonly Rule[] = [
       mupti: { word: 'MUPTI', code: 'U4' },
       topspti: { word: 'TOPSPTI', code: 'T4' },
       roctracer: { word: 'ROCtracer', code: 'R30' },
+      rocprofiler: { word: 'rocprofiler-sdk', code: 'Q3' },
     },
     pattern: (vendor) => rx(F, `${vendor} session stopped(?: with ${U} events)?`),
     parse: (m, line) =>

@@ -1,7 +1,9 @@
 /**
  * ROCtracer (AMD, Hygon DCU): the torch_fl tracer's lines (clock sync, pool, correlation push/pop, per-record
  * classification, drain), then the capture agent's (libflagprof_agent.so) ROCtracer binding where its lines are
- * its own; the rest of the agent's are read by the templates every vendor shares (./activity.ts).
+ * its own, then its rocprofiler-sdk binding's own lines (ROCtracer's successor: tool registration, buffer
+ * deliveries, agents, contexts, a service it could not configure); the rest of the agent's are read by the
+ * templates every vendor shares (./activity.ts).
  */
 import type { Rule } from './rule';
 import { F, R, U, n, rx, info, kindName, resultSeverity } from './rule';
@@ -221,6 +223,89 @@ export const ROCTRACER_RULES: readonly Rule[] = [
       severity: 'debug',
       message: 'ROCtracer pool buffer delivered.',
       counts: { buffersCompleted: 1, validSize: n(m[1]) },
+    }),
+  },
+  // The agent's rocprofiler-sdk binding (Q lines).
+  {
+    lines: [{ code: 'Q1', component: 'roctracer' }],
+    pattern: rx(
+      F,
+      `rocprofiler_force_configure returned ${R}; contexts ${R}, buffer ${R}, code objects ${R}, KERNEL_DISPATCH ${R}, MEMORY_COPY ${R}, HIP_RUNTIME_API ${R}`,
+    ),
+    parse: (m) => {
+      const [configure, contexts, buffer, codeObjects, kernels, copies, hip] = m.slice(1, 8).map(n);
+      const failed = [contexts, buffer, kernels, hip].some((r) => r !== 0);
+      return {
+        severity: configure !== 0 || failed ? 'error' : resultSeverity(codeObjects + copies),
+        message:
+          configure !== 0
+            ? `rocprofiler-sdk refused the agent's tool registration (${configure}): another tool configured it first, or the HIP runtime initialised before the agent loaded.`
+            : failed
+              ? 'rocprofiler-sdk registered the agent, but a context, the buffer, kernel-dispatch or HIP API tracing could not be set up: no device events or no attribution.'
+              : codeObjects + copies !== 0
+                ? 'rocprofiler-sdk registered the agent without code-object or memory-copy tracing: kernels unnamed or copies missing.'
+                : 'rocprofiler-sdk registered the agent: contexts, buffer and services ready.',
+        counts: {
+          configure,
+          contexts,
+          buffer,
+          codeObjects,
+          kernelDispatch: kernels,
+          memoryCopy: copies,
+          hipApi: hip,
+        },
+      };
+    },
+  },
+  {
+    lines: [{ code: 'Q7', component: 'roctracer' }],
+    pattern: rx(F, `rocprofiler-sdk buffer callback invoked, records=${U}, dropped=${U}`),
+    parse: (m) => {
+      const counts: Record<string, number> = { records: n(m[1]), recordsDropped: n(m[2]) };
+      return m[2] === '0'
+        ? { severity: 'debug', message: 'rocprofiler-sdk delivered a buffer.', counts }
+        : {
+            severity: 'warning',
+            message: `rocprofiler-sdk delivered a buffer and dropped ${m[2]} records (its buffer was full).`,
+            counts,
+          };
+    },
+  },
+  {
+    lines: [{ code: 'Q10', component: 'roctracer' }],
+    pattern: rx(F, `rocprofiler_query_available_agents returned ${R} \\(${U} GPU agents\\)`),
+    parse: (m) => ({
+      severity: m[1] === '0' ? 'info' : 'warning',
+      message:
+        m[1] === '0'
+          ? `${m[2]} GPU agents found: device ids are mapped to the process's device indices.`
+          : "rocprofiler_query_available_agents failed: device ids stay the agents' handles.",
+      counts: { result: n(m[1]), gpuAgents: n(m[2]) },
+    }),
+  },
+  {
+    lines: [{ code: 'Q11', component: 'roctracer' }],
+    pattern: rx(F, `rocprofiler_create_(context|buffer) failed: ${R}`),
+    parse: (m) => ({
+      severity: 'error',
+      message: `rocprofiler_create_${m[1]} failed (${m[2]}): the session records no device activity.`,
+      counts: { result: n(m[2]) },
+    }),
+  },
+  {
+    lines: [{ code: 'Q12', component: 'roctracer' }],
+    ungated: true,
+    pattern: rx(
+      F,
+      `rocprofiler-sdk (HIP runtime API|memory copy) tracing is unavailable \\(status ${R}\\): (.*)`,
+    ),
+    parse: (m) => ({
+      severity: 'warning',
+      message:
+        m[1] === 'memory copy'
+          ? 'rocprofiler-sdk memory-copy tracing is unavailable: the capture has no copies.'
+          : 'rocprofiler-sdk HIP API tracing is unavailable: device work cannot be linked to the calls that launched it.',
+      counts: { result: n(m[2]) },
     }),
   },
 ];

@@ -124,7 +124,10 @@ void appendMetadata(const ParsedRecord& r, std::optional<int64_t> externalId, st
     }
     case EventKind::Runtime:
     case EventKind::Driver:
+      // The HIP API id under both keys: "cid" as Kineto's ROCm traces name it, "cbid" as torch_fl's ROCtracer
+      // tracer stamps it and the DCU row of the cross-backend contract asserts it (seed 000).
       m["cid"] = std::to_string(r.cbid);
+      m["cbid"] = m["cid"];
       break;
   }
 }

@@ -39,7 +39,8 @@ std::string memsetName(const ParsedRecord& r);
 std::string runtimeName(uint32_t op, const std::unordered_map<uint32_t, std::string>& resolved);
 
 // The metadata of an event, values as JSON text, under the names Kineto's ROCm traces use ("device", "stream",
-// "correlation", "External id", "kind", "bytes", "memory bandwidth (GB/s)"; runtime calls "cid").
+// "correlation", "External id", "kind", "bytes", "memory bandwidth (GB/s)"; runtime calls "cid", and "cbid" too,
+// the key torch_fl's tracer and the DCU contract use).
 void appendMetadata(const ParsedRecord& r, std::optional<int64_t> externalId, std::map<std::string, std::string>& out);
 // The same as a JSON object, byte for byte what appendMetadata followed by appendMetadataJson(map) print.
 void appendMetadataJson(const ParsedRecord& r, std::optional<int64_t> externalId, std::string& out);

@@ -18,6 +18,9 @@ push = "--push-correlation" in sys.argv
 capture = native.open_capture(session_dir)
 
 import torch  # noqa: E402
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "fake-vendor"))
+from mm_launch import launch_gemm_inside_mm  # noqa: E402
 from torch.profiler import ProfilerActivity, profile, record_function  # noqa: E402
 
 # The fake the agent bound: FLAGOS_TRACER_LIBRARY, or FAKE_LIBRARY where a test names it another way.
@@ -42,6 +45,11 @@ GEMM = globals().get("GEMM", b"_ZN7cutlass6KernelI43cutlass_80_simt_sgemm_128x12
 RELU = b"_ZN2at6native29vectorized_elementwise_kernelILi4ENS0_11FillFunctorIfEENS_6detail5ArrayIPcLi1EEEEEviT0_T1_"
 SORT = b"_ZN2at6native20bitonicSortKVInPlaceIfEEvPT_i"
 
+# The GEMM is launched from inside aten::mm (test/fake-vendor/mm_launch.py), pushed ids around it.
+_mm = launch_gemm_inside_mm(
+    torch, lambda: fake.launch_kernel(GEMM, 2, 2, 1, 256, 1, 1, 128, 16384, 0, 20000), capture if push else None
+)
+
 # Launched before start(): the capture window must leave it out.
 fake.launch_kernel(RELU, 1, 1, 1, 32, 1, 1, 16, 0, 0, 1000)
 
@@ -51,12 +59,7 @@ capture.start()
 with profile(activities=[ProfilerActivity.CPU]) as prof:
     for step in range(5):
         with record_function("fake::matmul"):
-            c = a @ b
-            if push:
-                capture.push_correlation(step * 2)  # 0 first: a valid torch id
-            fake.launch_kernel(GEMM, 2, 2, 1, 256, 1, 1, 128, 16384, 0, 20000)
-            if push:
-                capture.pop_correlation()
+            c = a @ b  # launches the GEMM inside aten::mm
         with record_function("fake::relu"):
             c = torch.relu(c)
             fake.launch_kernel(RELU, 256, 1, 1, 128, 1, 1, 16, 0, 0, 3000)

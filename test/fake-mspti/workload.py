@@ -15,6 +15,9 @@ push = "--push-correlation" in sys.argv
 capture = native.open_capture(session_dir)
 
 import torch  # noqa: E402
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "fake-vendor"))
+from mm_launch import launch_gemm_inside_mm  # noqa: E402
 from torch.profiler import ProfilerActivity, profile, record_function  # noqa: E402
 
 fake = ctypes.CDLL(os.environ["FLAGOS_TRACER_LIBRARY"])
@@ -27,6 +30,9 @@ MATMUL = (b"aclnnMatmul", b"aclnnMatmul_MatMulCommon_MatMulV2", b"KERNEL_AICORE"
 RELU = (b"aclnnRelu", b"aclnnRelu_ReluAiVector_Relu", b"KERNEL_AIVEC")
 SORT = (b"aclnnSort", b"aclnnSort_SortAiCore_Sort", b"KERNEL_AICORE")
 
+# The GEMM is launched from inside aten::mm (test/fake-vendor/mm_launch.py), pushed ids around it.
+_mm = launch_gemm_inside_mm(torch, lambda: fake.fake_mspti_launch_kernel(*MATMUL, 20000), capture if push else None)
+
 # Launched before start(): the capture window must leave it out.
 fake.fake_mspti_launch_kernel(*RELU, 1000)
 
@@ -36,12 +42,7 @@ capture.start()
 with profile(activities=[ProfilerActivity.CPU]) as prof:
     for step in range(5):
         with record_function("fake::matmul"):
-            c = a @ b
-            if push:
-                capture.push_correlation(step * 2)  # 0 first: a valid torch id
-            fake.fake_mspti_launch_kernel(*MATMUL, 20000)
-            if push:
-                capture.pop_correlation()
+            c = a @ b  # launches the GEMM inside aten::mm
         with record_function("fake::relu"):
             c = torch.relu(c)
             fake.fake_mspti_launch_kernel(*RELU, 3000)

@@ -17,6 +17,9 @@ push = "--push-correlation" in sys.argv
 capture = native.open_capture(session_dir)
 
 import torch  # noqa: E402
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "fake-vendor"))
+from mm_launch import launch_gemm_inside_mm  # noqa: E402
 from torch.profiler import ProfilerActivity, profile, record_function  # noqa: E402
 
 # The fake the agent bound: FLAGOS_TRACER_LIBRARY, or FAKE_LIBRARY where a test names it another way.
@@ -30,6 +33,9 @@ GEMM = b"Cijk_Ailk_Bljk_SB_MT64x64x16_MI32x32x2x1_SN_1LDSB0"
 RELU = b"_ZN2at6native29vectorized_elementwise_kernelILi4EZZZNS0_15launch_clamp_scalarEvEUlfE_EEviT0_T1_"
 SORT = b"_ZN2at6native20bitonicSortKVInPlaceIfEEvPT_i"
 
+# The GEMM is launched from inside aten::mm (test/fake-vendor/mm_launch.py), pushed ids around it.
+_mm = launch_gemm_inside_mm(torch, lambda: fake.fake_rocprofiler_launch_kernel(GEMM, 20000, 1), capture if push else None)
+
 # Launched before start(): the capture window must leave it out.
 fake.fake_rocprofiler_launch_kernel(RELU, 1000, 0)
 
@@ -39,12 +45,7 @@ capture.start()
 with profile(activities=[ProfilerActivity.CPU]) as prof:
     for step in range(5):
         with record_function("fake::matmul"):
-            c = a @ b
-            if push:
-                capture.push_correlation(step * 2)  # 0 first: a valid torch id
-            fake.fake_rocprofiler_launch_kernel(GEMM, 20000, 1)
-            if push:
-                capture.pop_correlation()
+            c = a @ b  # launches the GEMM inside aten::mm
         with record_function("fake::relu"):
             c = torch.relu(c)
             fake.fake_rocprofiler_launch_kernel(RELU, 3000, 0)

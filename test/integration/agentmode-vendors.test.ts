@@ -126,7 +126,7 @@ const fromTable = (table: Record<string, string>) => (name: string) => table[nam
 /** The ops of the CUPTI workload's device events, for a clone with its own GEMM kernel. */
 const cloneOps = (gemm: string) =>
   fromTable({
-    [gemm]: 'fake::matmul',
+    [gemm]: 'aten::mm', // launched inside aten::mm (the workload's mm kernel)
     [SORT]: 'fake::sort',
     [RELU_FILL]: 'fake::relu',
     'Memset (Device)': 'fake::sort',
@@ -153,7 +153,7 @@ const CASES: VendorCase[] = [
     deviceTrack: { processName: 'GPU 0', name: 'stream 7' },
     runtimeCategory: 'cuda_runtime',
     opOf: fromTable({
-      [GEMM_CUTLASS]: 'fake::matmul',
+      [GEMM_CUTLASS]: 'aten::mm',
       [SORT]: 'fake::sort',
       [RELU_FILL]: 'fake::relu',
       'Memset (Device)': 'fake::sort',
@@ -208,7 +208,7 @@ const CASES: VendorCase[] = [
     deviceTrack: { processName: 'NPU 0', name: 'Stream 3' },
     runtimeCategory: 'privateuse1_runtime',
     opOf: fromTable({
-      aclnnMatmul_MatMulCommon_MatMulV2: 'fake::matmul',
+      aclnnMatmul_MatMulCommon_MatMulV2: 'aten::mm',
       aclnnRelu_ReluAiVector_Relu: 'fake::relu',
       aclnnSort_SortAiCore_Sort: 'fake::sort',
       Memset: 'fake::sort',
@@ -252,8 +252,8 @@ const CASES: VendorCase[] = [
       ],
       codes: ['M0', 'M7', 'M8', 'M9', 'M13', 'M14', 'A4'],
     },
-    // Ascend declares no callback ids and no memset.
-    capabilityChecks: { P6: 'info', K7: 'pass', K8: 'skip' },
+    // Ascend declares no callback ids and no memset; nothing pushed torch ids (K9).
+    capabilityChecks: { P6: 'info', K7: 'pass', K8: 'skip', K9: 'skip' },
   },
   {
     vendor: 'roctracer',
@@ -269,7 +269,7 @@ const CASES: VendorCase[] = [
       name.includes('vectorized_elementwise_kernel')
         ? 'fake::relu'
         : fromTable({
-            [GEMM_HIP]: 'fake::matmul',
+            [GEMM_HIP]: 'aten::mm',
             [SORT]: 'fake::sort',
             'Memset (Device)': 'fake::sort',
             'Memcpy DtoH (Device -> Host)': 'fake::to_cpu',
@@ -320,7 +320,7 @@ const CASES: VendorCase[] = [
     deviceTrack: { processName: 'GPU 0', name: 'stream 7' },
     runtimeCategory: 'cuda_runtime',
     opOf: fromTable({
-      [GEMM_MC]: 'fake::matmul',
+      [GEMM_MC]: 'aten::mm',
       [SORT]: 'fake::sort',
       [RELU_FILL]: 'fake::relu',
       'Memset (Device)': 'fake::sort',
@@ -378,7 +378,7 @@ const CASES: VendorCase[] = [
       name.includes('vectorized_elementwise_kernel')
         ? 'fake::relu'
         : fromTable({
-            [GEMM_HIP]: 'fake::matmul',
+            [GEMM_HIP]: 'aten::mm',
             [SORT]: 'fake::sort',
             // rocprofiler-sdk reports a hipMemset as the runtime's fill kernel.
             __amd_rocclr_fillBufferAligned: 'fake::sort',
@@ -453,8 +453,8 @@ const CASES: VendorCase[] = [
       ],
       codes: ['S2', 'C3', 'C6', 'C8', 'C12', 'A4'],
     },
-    // The MUSA row declares no fills.
-    capabilityChecks: { P6: 'pass', K7: 'pass', K8: 'skip' },
+    // The MUSA row declares no fills; MUPTI reports no occupancy (P3 by design); nothing pushed torch ids (K9).
+    capabilityChecks: { P3: 'info', P6: 'pass', K7: 'pass', K8: 'skip', K9: 'skip' },
   },
   {
     vendor: 'topspti',
@@ -489,8 +489,8 @@ const CASES: VendorCase[] = [
       ],
       codes: ['S2', 'C3', 'C6', 'C8', 'C12', 'A26', 'A4'],
     },
-    // The GCU row declares neither copies nor fills.
-    capabilityChecks: { P6: 'pass', K7: 'skip', K8: 'skip' },
+    // The GCU row declares neither copies nor fills; TOPSPTI reports no occupancy; nothing pushed torch ids (K9).
+    capabilityChecks: { P3: 'info', P6: 'pass', K7: 'skip', K8: 'skip', K9: 'skip' },
   },
 ];
 
@@ -669,8 +669,9 @@ describe.each(CASES)('agent mode with the fake $vendor library', (row) => {
     const summary = Object.fromEntries(report.results.map((r) => [r.id, r.summary]));
     for (const [id, expected] of Object.entries(row.capabilityChecks))
       expect(status[id], `${id}: ${summary[id]}`).toBe(expected);
-    // Flows paired (P2, K5), events inside the window (P7, K10), kernels named and placed (K2, K4).
-    for (const id of ['P2', 'K5', 'P7', 'K10', 'K2', 'K4'])
+    // Flows paired (P2, K5), events inside the window (P7, K10), kernels named and placed (K2, K4), the GEMM's
+    // device time on aten::mm, which launched it (P4, K6).
+    for (const id of ['P2', 'K5', 'P7', 'K10', 'K2', 'K4', 'P4', 'K6'])
       expect(status[id], `${id}: ${summary[id]}`).toBe('pass');
     // Every device event launched inside a range reaches its CPU op.
     const reached = row.devices - (row.unnamedRuntime ? 1 : 0);

@@ -291,6 +291,10 @@ function keysAbsentByDesign(ctx: CheckContext, cat: string): ReadonlySet<string>
   }
   // CANN's public MSPTI kernel record has no CUDA launch geometry or occupancy, and its copy/set records no
   // context: a tracer omits them rather than fabricating them (torch_fl profiler.md, Ascend MSPTI).
+  // MUPTI and TOPSPTI report no device properties, so their tracers write no occupancy (torch_fl's MUSA and GCU
+  // tracers: "kernels carry no occupancy args").
+  if ((ctx.platform === 'musa' || ctx.platform === 'gcu') && cat === 'kernel')
+    for (const k of OCCUPANCY_KEYS) keys.add(k);
   if (ctx.platform === 'ascend') {
     if (cat === 'kernel') for (const k of ASCEND_KERNEL_KEYS_ABSENT) keys.add(k);
     if (cat === 'gpu_memcpy' || cat === 'gpu_memset') keys.add('context');
@@ -310,6 +314,7 @@ const ASCEND_KERNEL_KEYS_ABSENT = [
   'warps per SM',
 ];
 
+const OCCUPANCY_KEYS = ['blocks per SM', 'est. achieved occupancy %', 'warps per SM'];
 const ROCM_KERNEL_KEYS_ABSENT = [
   'blocks per SM',
   'context',

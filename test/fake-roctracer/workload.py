@@ -3,6 +3,9 @@ captured by the native agent (flagprof_agent.native, loaded before torch). Shape
 5x matmul+relu, a sort with a memset, a device-to-host copy, a stream synchronisation.
 
 usage: workload.py SESSION_DIR [--push-correlation]
+
+The rocprofiler-sdk fake, with the same control functions, runs it with its own prefix
+(test/fake-rocprofiler/workload.py): PREFIX in the globals it is run with.
 """
 import ctypes
 import os
@@ -21,21 +24,32 @@ from mm_launch import launch_gemm_inside_mm  # noqa: E402
 from torch.profiler import ProfilerActivity, profile, record_function  # noqa: E402
 
 # The fake the agent bound: FLAGOS_TRACER_LIBRARY, or FAKE_LIBRARY where a test names it another way.
-fake = ctypes.CDLL(os.environ.get("FAKE_LIBRARY") or os.environ["FLAGOS_TRACER_LIBRARY"])
+library = ctypes.CDLL(os.environ.get("FAKE_LIBRARY") or os.environ["FLAGOS_TRACER_LIBRARY"])
+PREFIX = globals().get("PREFIX", "fake_roctracer")
+
+
+class _Controls:
+    """The fake's control functions under their names without the prefix (fake.launch_kernel, ...)."""
+
+    def __getattr__(self, name):
+        return getattr(library, "%s_%s" % (PREFIX, name))
+
+
+fake = _Controls()
 S, I, U = ctypes.c_char_p, ctypes.c_int, ctypes.c_uint64
-fake.fake_roctracer_launch_kernel.argtypes = [S, U, I]
-fake.fake_roctracer_memcpy.argtypes = [U, I]
-fake.fake_roctracer_memset.argtypes = [U]
+fake.launch_kernel.argtypes = [S, U, I]
+fake.memcpy.argtypes = [U, I]
+fake.memset.argtypes = [U]
 
 GEMM = b"Cijk_Ailk_Bljk_SB_MT64x64x16_MI32x32x2x1_SN_1LDSB0"
 RELU = b"_ZN2at6native29vectorized_elementwise_kernelILi4EZZZNS0_15launch_clamp_scalarEvEUlfE_EEviT0_T1_"
 SORT = b"_ZN2at6native20bitonicSortKVInPlaceIfEEvPT_i"
 
 # The GEMM is launched from inside aten::mm (test/fake-vendor/mm_launch.py), pushed ids around it.
-_mm = launch_gemm_inside_mm(torch, lambda: fake.fake_roctracer_launch_kernel(GEMM, 20000, 1), capture if push else None)
+_mm = launch_gemm_inside_mm(torch, lambda: fake.launch_kernel(GEMM, 20000, 1), capture if push else None)
 
 # Launched before start(): the capture window must leave it out.
-fake.fake_roctracer_launch_kernel(RELU, 1000, 0)
+fake.launch_kernel(RELU, 1000, 0)
 
 a = torch.randn(256, 256)
 b = torch.randn(256, 256)
@@ -46,15 +60,17 @@ with profile(activities=[ProfilerActivity.CPU]) as prof:
             c = a @ b  # launches the GEMM inside aten::mm
         with record_function("fake::relu"):
             c = torch.relu(c)
-            fake.fake_roctracer_launch_kernel(RELU, 3000, 0)
+            fake.launch_kernel(RELU, 3000, 0)
     with record_function("fake::sort"):
         torch.sort(torch.randn(16))
-        fake.fake_roctracer_memset(64)
-        fake.fake_roctracer_launch_kernel(SORT, 4000, 0)
+        fake.memset(64)
+        fake.launch_kernel(SORT, 4000, 0)
     with record_function("fake::to_cpu"):
-        fake.fake_roctracer_memcpy(4096, 2)
-    fake.fake_roctracer_launch_kernel(None, 500, 0)  # a name the runtime left out
-    fake.fake_roctracer_synchronize()
+        fake.memcpy(4096, 2)
+    fake.launch_kernel(None, 500, 0)  # a name the runtime left out
+    if hasattr(library, PREFIX + "_untabled_call"):
+        fake.untabled_call()  # a HIP call the library does not name (rocprofiler-sdk's fake has one)
+    fake.synchronize()
 capture.stop()
 prof.export_chrome_trace(os.path.join(session_dir, "trace.json"))
 print(capture.close())

@@ -24,67 +24,80 @@
 #define FP_CUPTI_CB_DOMAIN_DRIVER_API 1
 #define FP_CUPTI_CB_DOMAIN_RUNTIME_API 2
 
-typedef struct {
-  uint32_t kind;
-  uint8_t cacheConfig;
-  uint8_t sharedMemoryConfig;
-  uint16_t registersPerThread;
-  uint32_t partitionedGlobalCacheRequested;
-  uint32_t partitionedGlobalCacheExecuted;
-  uint64_t start;
-  uint64_t end;
-  uint64_t completed;
-  uint32_t deviceId;
-  uint32_t contextId;
-  uint32_t streamId;
-  int32_t gridX, gridY, gridZ;
-  int32_t blockX, blockY, blockZ;
-  int32_t staticSharedMemory;
-  int32_t dynamicSharedMemory;
-  uint32_t localMemoryPerThread;
-  uint32_t localMemoryTotal;
-  uint32_t correlationId;
-  int64_t gridId;
-  const char* name;
-  void* reserved0;
-  uint64_t queued;
+/* The fields every CUPTI kernel record version has, at the same offsets (Kernel4 to Kernel10 share these 136
+ * bytes): a clone's mirror builds the version it ships from them. */
+#define FP_CUPTI_KERNEL_HEAD \
+  uint32_t kind; \
+  uint8_t cacheConfig; \
+  uint8_t sharedMemoryConfig; \
+  uint16_t registersPerThread; \
+  uint32_t partitionedGlobalCacheRequested; \
+  uint32_t partitionedGlobalCacheExecuted; \
+  uint64_t start; \
+  uint64_t end; \
+  uint64_t completed; \
+  uint32_t deviceId; \
+  uint32_t contextId; \
+  uint32_t streamId; \
+  int32_t gridX, gridY, gridZ; \
+  int32_t blockX, blockY, blockZ; \
+  int32_t staticSharedMemory; \
+  int32_t dynamicSharedMemory; \
+  uint32_t localMemoryPerThread; \
+  uint32_t localMemoryTotal; \
+  uint32_t correlationId; \
+  int64_t gridId; \
+  const char* name; \
+  void* reserved0; \
+  uint64_t queued; \
   uint64_t submitted;
+
+/* The 64 bytes every memcpy record version starts with (Memcpy v1 is exactly these). */
+#define FP_CUPTI_MEMCPY_HEAD \
+  uint32_t kind; \
+  uint8_t copyKind; \
+  uint8_t srcKind; \
+  uint8_t dstKind; \
+  uint8_t flags; \
+  uint64_t bytes; \
+  uint64_t start; \
+  uint64_t end; \
+  uint32_t deviceId; \
+  uint32_t contextId; \
+  uint32_t streamId; \
+  uint32_t correlationId; \
+  uint32_t runtimeCorrelationId; \
+  uint32_t pad; \
+  void* reserved0;
+
+/* The 64 bytes every memset record version starts with (Memset v1 is exactly these). */
+#define FP_CUPTI_MEMSET_HEAD \
+  uint32_t kind; \
+  uint32_t value; \
+  uint64_t bytes; \
+  uint64_t start; \
+  uint64_t end; \
+  uint32_t deviceId; \
+  uint32_t contextId; \
+  uint32_t streamId; \
+  uint32_t correlationId; \
+  uint16_t flags; \
+  uint16_t memoryKind; \
+  uint32_t pad; \
+  void* reserved0;
+
+typedef struct {
+  FP_CUPTI_KERNEL_HEAD
   uint8_t rest[216 - 136];
 } fp_cupti_kernel10;
 
 typedef struct {
-  uint32_t kind;
-  uint8_t copyKind;
-  uint8_t srcKind;
-  uint8_t dstKind;
-  uint8_t flags;
-  uint64_t bytes;
-  uint64_t start;
-  uint64_t end;
-  uint32_t deviceId;
-  uint32_t contextId;
-  uint32_t streamId;
-  uint32_t correlationId;
-  uint32_t runtimeCorrelationId;
-  uint32_t pad;
-  void* reserved0;
+  FP_CUPTI_MEMCPY_HEAD
   uint8_t rest[96 - 64];
 } fp_cupti_memcpy6;
 
 typedef struct {
-  uint32_t kind;
-  uint32_t value;
-  uint64_t bytes;
-  uint64_t start;
-  uint64_t end;
-  uint32_t deviceId;
-  uint32_t contextId;
-  uint32_t streamId;
-  uint32_t correlationId;
-  uint16_t flags;
-  uint16_t memoryKind;
-  uint32_t pad;
-  void* reserved0;
+  FP_CUPTI_MEMSET_HEAD
   uint8_t rest[88 - 64];
 } fp_cupti_memset4;
 

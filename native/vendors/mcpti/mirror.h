@@ -3,8 +3,8 @@
  * MCPTI has no public header: these are the facts seed 001 measured on a C550 with MACA 3.8.0 and the reference
  * collects (vendor-apis.md): CUPTI's layouts at the versions MACA ships, Kernel8 (200 B), Memcpy5 (88),
  * Memset4 (88), API (40), ExternalCorrelation (24), and CUPTI's kind numbers. The offsets every decoder reads are
- * CUPTI's own, so the shared CUPTI record parser reads MCPTI records; the static_asserts below pin both sizes and
- * offsets against the CUPTI mirror. What MCPTI changes is not the layout: its callback ids are MetaX's own
+ * CUPTI's own (the types are built from the CUPTI mirror's record heads), so the shared CUPTI record parser reads
+ * MCPTI records; the static_asserts below pin the sizes. What MCPTI changes is not the layout: its callback ids are MetaX's own
  * namespace (named only by mcptiActivityGetApiName), and its iterator can go stale (binding.cc).
  * Confirm on hardware before changing anything here. Plain C: the test fake builds against it. */
 #ifndef FLAGPROF_MCPTI_MIRROR_H
@@ -35,49 +35,12 @@
 #define FP_MCPTI_EXTERNAL_SIZE 24
 
 typedef struct {
-  uint32_t kind;
-  uint8_t cacheConfig;
-  uint8_t sharedMemoryConfig;
-  uint16_t registersPerThread;
-  uint32_t partitionedGlobalCacheRequested;
-  uint32_t partitionedGlobalCacheExecuted;
-  uint64_t start;
-  uint64_t end;
-  uint64_t completed;
-  uint32_t deviceId;
-  uint32_t contextId;
-  uint32_t streamId;
-  int32_t gridX, gridY, gridZ;
-  int32_t blockX, blockY, blockZ;
-  int32_t staticSharedMemory;
-  int32_t dynamicSharedMemory;
-  uint32_t localMemoryPerThread;
-  uint32_t localMemoryTotal;
-  uint32_t correlationId;
-  int64_t gridId;
-  const char* name;
-  void* reserved0;
-  uint64_t queued;
-  uint64_t submitted;
+  FP_CUPTI_KERNEL_HEAD
   uint8_t rest[FP_MCPTI_KERNEL_SIZE - 136];
 } fp_mcpti_kernel8;
 
 typedef struct {
-  uint32_t kind;
-  uint8_t copyKind;
-  uint8_t srcKind;
-  uint8_t dstKind;
-  uint8_t flags;
-  uint64_t bytes;
-  uint64_t start;
-  uint64_t end;
-  uint32_t deviceId;
-  uint32_t contextId;
-  uint32_t streamId;
-  uint32_t correlationId;
-  uint32_t runtimeCorrelationId;
-  uint32_t pad;
-  void* reserved0;
+  FP_CUPTI_MEMCPY_HEAD
   uint8_t rest[FP_MCPTI_MEMCPY_SIZE - 64];
 } fp_mcpti_memcpy5;
 
@@ -85,12 +48,7 @@ typedef fp_cupti_memset4 fp_mcpti_memset4;
 typedef fp_cupti_api fp_mcpti_api;
 typedef fp_cupti_external_correlation fp_mcpti_external_correlation;
 
-#define FP_MCPTI_SAME_OFFSET(mine, cupti, field) \
-  _Static_assert(offsetof(mine, field) == offsetof(cupti, field), #mine "." #field " is not at CUPTI's offset")
 #ifdef __cplusplus
-#undef FP_MCPTI_SAME_OFFSET
-#define FP_MCPTI_SAME_OFFSET(mine, cupti, field) \
-  static_assert(offsetof(mine, field) == offsetof(cupti, field), #mine "." #field " is not at CUPTI's offset")
 #define FP_MCPTI_SIZE(type, size) static_assert(sizeof(type) == size, #type " is not " #size " bytes")
 #else
 #define FP_MCPTI_SIZE(type, size) _Static_assert(sizeof(type) == size, #type " is not " #size " bytes")
@@ -100,22 +58,6 @@ FP_MCPTI_SIZE(fp_mcpti_memcpy5, FP_MCPTI_MEMCPY_SIZE);
 FP_MCPTI_SIZE(fp_mcpti_memset4, FP_MCPTI_MEMSET_SIZE);
 FP_MCPTI_SIZE(fp_mcpti_api, FP_MCPTI_API_SIZE);
 FP_MCPTI_SIZE(fp_mcpti_external_correlation, FP_MCPTI_EXTERNAL_SIZE);
-FP_MCPTI_SAME_OFFSET(fp_mcpti_kernel8, fp_cupti_kernel10, registersPerThread);
-FP_MCPTI_SAME_OFFSET(fp_mcpti_kernel8, fp_cupti_kernel10, start);
-FP_MCPTI_SAME_OFFSET(fp_mcpti_kernel8, fp_cupti_kernel10, end);
-FP_MCPTI_SAME_OFFSET(fp_mcpti_kernel8, fp_cupti_kernel10, deviceId);
-FP_MCPTI_SAME_OFFSET(fp_mcpti_kernel8, fp_cupti_kernel10, streamId);
-FP_MCPTI_SAME_OFFSET(fp_mcpti_kernel8, fp_cupti_kernel10, gridX);
-FP_MCPTI_SAME_OFFSET(fp_mcpti_kernel8, fp_cupti_kernel10, blockX);
-FP_MCPTI_SAME_OFFSET(fp_mcpti_kernel8, fp_cupti_kernel10, dynamicSharedMemory);
-FP_MCPTI_SAME_OFFSET(fp_mcpti_kernel8, fp_cupti_kernel10, correlationId);
-FP_MCPTI_SAME_OFFSET(fp_mcpti_kernel8, fp_cupti_kernel10, name);
-FP_MCPTI_SAME_OFFSET(fp_mcpti_kernel8, fp_cupti_kernel10, queued);
-FP_MCPTI_SAME_OFFSET(fp_mcpti_memcpy5, fp_cupti_memcpy6, bytes);
-FP_MCPTI_SAME_OFFSET(fp_mcpti_memcpy5, fp_cupti_memcpy6, start);
-FP_MCPTI_SAME_OFFSET(fp_mcpti_memcpy5, fp_cupti_memcpy6, streamId);
-FP_MCPTI_SAME_OFFSET(fp_mcpti_memcpy5, fp_cupti_memcpy6, correlationId);
 #undef FP_MCPTI_SIZE
-#undef FP_MCPTI_SAME_OFFSET
 
 #endif

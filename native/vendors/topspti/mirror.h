@@ -6,8 +6,8 @@
  * (topsptiSubscribe / topsptiEnableDomain, an API-enter and an API-exit callback per call) and
  * topsptiGetCallbackName; timestamps on the device's own clock (topsptiGetTimestamp); and no external-correlation
  * API, so no external-correlation records. The layouts below are therefore CUPTI's first versions of each record
- * (Kernel 144 B, Memcpy 64, Memset 64, API 40) and CUPTI's CUpti_CallbackData, with CUPTI's kind numbers, every
- * offset the decoder reads pinned to CUPTI's by the static_asserts. This is the decision the build rests on until
+ * (Kernel 144 B, Memcpy 64, Memset 64, API 40), built from the CUPTI mirror's record heads, and CUPTI's
+ * CUpti_CallbackData, with CUPTI's kind numbers; the static_asserts pin the sizes. This is the decision the build rests on until
  * a TopsRider header says otherwise: confirm on hardware before changing anything here. Plain C: the test fake
  * builds against it. */
 #ifndef FLAGPROF_TOPSPTI_MIRROR_H
@@ -36,65 +36,16 @@
 #define FP_TOPSPTI_CALLBACK_DATA_SIZE 72
 
 typedef struct {
-  uint32_t kind;
-  uint8_t cacheConfig;
-  uint8_t sharedMemoryConfig;
-  uint16_t registersPerThread;
-  uint32_t partitionedGlobalCacheRequested;
-  uint32_t partitionedGlobalCacheExecuted;
-  uint64_t start;
-  uint64_t end;
-  uint64_t completed;
-  uint32_t deviceId;
-  uint32_t contextId;
-  uint32_t streamId;
-  int32_t gridX, gridY, gridZ;
-  int32_t blockX, blockY, blockZ;
-  int32_t staticSharedMemory;
-  int32_t dynamicSharedMemory;
-  uint32_t localMemoryPerThread;
-  uint32_t localMemoryTotal;
-  uint32_t correlationId;
-  int64_t gridId;
-  const char* name;
-  void* reserved0;
-  uint64_t queued;
-  uint64_t submitted;
+  FP_CUPTI_KERNEL_HEAD
   uint8_t rest[FP_TOPSPTI_KERNEL_SIZE - 136];
 } fp_topspti_kernel;
 
 typedef struct {
-  uint32_t kind;
-  uint8_t copyKind;
-  uint8_t srcKind;
-  uint8_t dstKind;
-  uint8_t flags;
-  uint64_t bytes;
-  uint64_t start;
-  uint64_t end;
-  uint32_t deviceId;
-  uint32_t contextId;
-  uint32_t streamId;
-  uint32_t correlationId;
-  uint32_t runtimeCorrelationId;
-  uint32_t pad;
-  void* reserved0;
+  FP_CUPTI_MEMCPY_HEAD
 } fp_topspti_memcpy;
 
 typedef struct {
-  uint32_t kind;
-  uint32_t value;
-  uint64_t bytes;
-  uint64_t start;
-  uint64_t end;
-  uint32_t deviceId;
-  uint32_t contextId;
-  uint32_t streamId;
-  uint32_t correlationId;
-  uint16_t flags;
-  uint16_t memoryKind;
-  uint32_t pad;
-  void* reserved0;
+  FP_CUPTI_MEMSET_HEAD
 } fp_topspti_memset;
 
 typedef fp_cupti_api fp_topspti_api;
@@ -120,35 +71,12 @@ typedef void (*fp_topspti_callback_fn)(void*, int, uint32_t, const void*);
 #else
 #define FP_TOPSPTI_ASSERT _Static_assert
 #endif
-#define FP_TOPSPTI_SAME_OFFSET(mine, cupti, field) \
-  FP_TOPSPTI_ASSERT(offsetof(mine, field) == offsetof(cupti, field), #mine "." #field " is not at CUPTI's offset")
 FP_TOPSPTI_ASSERT(sizeof(fp_topspti_kernel) == FP_TOPSPTI_KERNEL_SIZE, "kernel record is 144 bytes");
 FP_TOPSPTI_ASSERT(sizeof(fp_topspti_memcpy) == FP_TOPSPTI_MEMCPY_SIZE, "memcpy record is 64 bytes");
 FP_TOPSPTI_ASSERT(sizeof(fp_topspti_memset) == FP_TOPSPTI_MEMSET_SIZE, "memset record is 64 bytes");
 FP_TOPSPTI_ASSERT(sizeof(fp_topspti_api) == FP_TOPSPTI_API_SIZE, "API record is 40 bytes");
 FP_TOPSPTI_ASSERT(sizeof(fp_topspti_callback_data) == FP_TOPSPTI_CALLBACK_DATA_SIZE, "callback data is 72 bytes");
 FP_TOPSPTI_ASSERT(offsetof(fp_topspti_callback_data, correlationId) == 64, "callback data correlationId at 64");
-FP_TOPSPTI_SAME_OFFSET(fp_topspti_kernel, fp_cupti_kernel10, registersPerThread);
-FP_TOPSPTI_SAME_OFFSET(fp_topspti_kernel, fp_cupti_kernel10, start);
-FP_TOPSPTI_SAME_OFFSET(fp_topspti_kernel, fp_cupti_kernel10, end);
-FP_TOPSPTI_SAME_OFFSET(fp_topspti_kernel, fp_cupti_kernel10, deviceId);
-FP_TOPSPTI_SAME_OFFSET(fp_topspti_kernel, fp_cupti_kernel10, streamId);
-FP_TOPSPTI_SAME_OFFSET(fp_topspti_kernel, fp_cupti_kernel10, gridX);
-FP_TOPSPTI_SAME_OFFSET(fp_topspti_kernel, fp_cupti_kernel10, blockX);
-FP_TOPSPTI_SAME_OFFSET(fp_topspti_kernel, fp_cupti_kernel10, dynamicSharedMemory);
-FP_TOPSPTI_SAME_OFFSET(fp_topspti_kernel, fp_cupti_kernel10, correlationId);
-FP_TOPSPTI_SAME_OFFSET(fp_topspti_kernel, fp_cupti_kernel10, name);
-FP_TOPSPTI_SAME_OFFSET(fp_topspti_kernel, fp_cupti_kernel10, queued);
-FP_TOPSPTI_SAME_OFFSET(fp_topspti_memcpy, fp_cupti_memcpy6, bytes);
-FP_TOPSPTI_SAME_OFFSET(fp_topspti_memcpy, fp_cupti_memcpy6, start);
-FP_TOPSPTI_SAME_OFFSET(fp_topspti_memcpy, fp_cupti_memcpy6, streamId);
-FP_TOPSPTI_SAME_OFFSET(fp_topspti_memcpy, fp_cupti_memcpy6, correlationId);
-FP_TOPSPTI_SAME_OFFSET(fp_topspti_memset, fp_cupti_memset4, value);
-FP_TOPSPTI_SAME_OFFSET(fp_topspti_memset, fp_cupti_memset4, bytes);
-FP_TOPSPTI_SAME_OFFSET(fp_topspti_memset, fp_cupti_memset4, streamId);
-FP_TOPSPTI_SAME_OFFSET(fp_topspti_memset, fp_cupti_memset4, correlationId);
-FP_TOPSPTI_SAME_OFFSET(fp_topspti_memset, fp_cupti_memset4, memoryKind);
-#undef FP_TOPSPTI_SAME_OFFSET
 #undef FP_TOPSPTI_ASSERT
 
 #endif

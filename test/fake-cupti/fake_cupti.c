@@ -80,8 +80,6 @@ static REQUEST_T request_cb;
 static COMPLETE_T complete_cb;
 static int enabled[K_MAX];
 static int system_tids;
-static uint8_t* buffer;
-static size_t buffer_size, buffer_used;
 static uint32_t next_correlation = 1;
 static uint64_t stream_busy_until;
 static int device_announced;
@@ -108,39 +106,13 @@ static void deliver(void* callback, uint8_t* b, size_t size, size_t used) {
 
 /* Hands the current buffer to the delivery thread (called with the lock held); returns the sequence number a
  * flush waits for. */
-static uint64_t complete_locked(void) {
-  uint8_t* b = buffer;
-  size_t size = buffer_size, used = buffer_used;
-  buffer = NULL;
-  buffer_used = buffer_size = 0;
-  return fake_delivery_complete(deliver, (void*)complete_cb, b, size, used);
-}
+static uint64_t complete_locked(void) { return fake_buffer_complete(deliver, (void*)complete_cb); }
 
 __attribute__((constructor)) static void install_delivery(void) { fake_delivery_install(&lock); }
 
 /* Room for one record in the current buffer (asks the agent for one when needed). */
 static void* reserve_locked(size_t size) {
-  if (buffer && buffer_used + size > buffer_size) complete_locked();
-  if (!buffer) {
-    uint8_t* b = NULL;
-    size_t s = 0, max_records = 0;
-    if (!request_cb) return NULL;
-    pthread_mutex_unlock(&lock);
-    request_cb(&b, &s, &max_records);
-    pthread_mutex_lock(&lock);
-    if (!b || s < size) {
-      dropped++;
-      return NULL;
-    }
-    /* Another thread installed a buffer while the lock was dropped: hand that one over first, never lose it. */
-    if (buffer) complete_locked();
-    buffer = b;
-    buffer_size = s;
-    buffer_used = 0;
-  }
-  void* p = buffer + buffer_used;
-  memset(p, 0, size);
-  buffer_used += (size + 7) & ~(size_t)7;
+  void* p = fake_buffer_reserve(size, (size + 7) & ~(size_t)7, request_cb, deliver, (void*)complete_cb, &dropped);
   return p;
 }
 

@@ -52,8 +52,6 @@ static request_fn request_cb;
 static complete_fn complete_cb;
 static int subscribed;
 static int enabled[K_MAX];
-static uint8_t* buffer;
-static size_t buffer_size, buffer_used;
 static uint64_t next_correlation = 1;
 static uint64_t stream_busy_until;
 static uint64_t drop_every, device_records, dropped;
@@ -91,40 +89,15 @@ static void deliver(void* callback, uint8_t* b, size_t size, size_t used) {
 
 /* Hands the current buffer to the delivery thread (called with the lock held); returns the sequence number a
  * flush waits for. */
-static uint64_t complete_locked(void) {
-  uint8_t* b = buffer;
-  size_t size = buffer_size, used = buffer_used;
-  buffer = NULL;
-  buffer_used = buffer_size = 0;
-  return fake_delivery_complete(deliver, (void*)complete_cb, b, size, used);
-}
+static uint64_t complete_locked(void) { return fake_buffer_complete(deliver, (void*)complete_cb); }
 
 __attribute__((constructor)) static void install_delivery(void) { fake_delivery_install(&lock); }
 
 /* Room for one record of a kind in the current buffer (asks the agent for one when needed). Records are laid
  * out back to back at their sizes, multiples of 8 as the header's alignment makes them. */
 static void* reserve_locked(uint32_t kind) {
-  size_t size = record_size(kind);
-  if (buffer && buffer_used + size > buffer_size) complete_locked();
-  if (!buffer) {
-    uint8_t* b = NULL;
-    size_t s = 0, max_records = 0;
-    if (!request_cb) return NULL;
-    pthread_mutex_unlock(&lock);
-    request_cb(&b, &s, &max_records);
-    pthread_mutex_lock(&lock);
-    if (!b || s < size) {
-      dropped++;
-      return NULL;
-    }
-    buffer = b;
-    buffer_size = s;
-    buffer_used = 0;
-  }
-  void* p = buffer + buffer_used;
-  memset(p, 0, size);
-  memcpy(p, &kind, 4);
-  buffer_used += size;
+  void* p = fake_buffer_reserve(record_size(kind), record_size(kind), request_cb, deliver, (void*)complete_cb, &dropped);
+  if (p) memcpy(p, &kind, 4);
   return p;
 }
 
@@ -342,7 +315,7 @@ __attribute__((constructor)) static void read_knobs(void) {
 /* A subscriber that exits without unsubscribing and flushing leaves its last records in the library. */
 __attribute__((destructor)) static void report_undelivered(void) {
   pthread_mutex_lock(&lock);
-  size_t left = buffer ? buffer_used : 0;
+  size_t left = fake_buffer ? fake_buffer_used : 0;
   int still = subscribed;
   pthread_mutex_unlock(&lock);
   if (still || left)

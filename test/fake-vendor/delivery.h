@@ -9,6 +9,7 @@
 #include <signal.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
 
 /* Calls the subscriber's callback, whatever its signature in this vendor's API. */
 typedef void (*fake_deliver_fn)(void* callback, uint8_t* buffer, size_t size, size_t used);
@@ -130,6 +131,50 @@ static void fake_delivery_wait(uint64_t seq) {
   if (!(fake_worker_running && pthread_equal(pthread_self(), fake_worker)))
     while (fake_delivered_seq < seq) pthread_cond_wait(&fake_queue_delivered, &fake_queue_lock);
   pthread_mutex_unlock(&fake_queue_lock);
+}
+
+/* The buffer a fake is filling, for the APIs whose subscriber hands buffers out through a CUPTI-style request
+ * callback (CUPTI, its clones, MSPTI). Touched with the library's lock held. */
+typedef void (*fake_request_fn)(uint8_t**, size_t*, size_t*);
+static uint8_t* fake_buffer;
+static size_t fake_buffer_size, fake_buffer_used;
+
+/* Hands the buffer being filled to the delivery thread; returns the sequence number a flush waits for. */
+static uint64_t fake_buffer_complete(fake_deliver_fn deliver, void* callback) {
+  uint8_t* b = fake_buffer;
+  size_t size = fake_buffer_size, used = fake_buffer_used;
+  fake_buffer = NULL;
+  fake_buffer_used = fake_buffer_size = 0;
+  return fake_delivery_complete(deliver, callback, b, size, used);
+}
+
+/* Room for `size` zeroed bytes in the buffer being filled, the next record `stride` bytes on; a full buffer is
+ * handed over and the subscriber asked for another (with the library's lock dropped, as the real libraries call
+ * it). NULL, counted in *refused, when the subscriber gives none or one too small. */
+static void* fake_buffer_reserve(size_t size, size_t stride, fake_request_fn request, fake_deliver_fn deliver,
+                                 void* callback, uint64_t* refused) {
+  if (fake_buffer && fake_buffer_used + size > fake_buffer_size) fake_buffer_complete(deliver, callback);
+  if (!fake_buffer) {
+    uint8_t* b = NULL;
+    size_t s = 0, max_records = 0;
+    if (!request) return NULL;
+    pthread_mutex_unlock(fake_library_lock);
+    request(&b, &s, &max_records);
+    pthread_mutex_lock(fake_library_lock);
+    if (!b || s < size) {
+      (*refused)++;
+      return NULL;
+    }
+    /* Another thread installed a buffer while the lock was dropped: hand that one over first, never lose it. */
+    if (fake_buffer) fake_buffer_complete(deliver, callback);
+    fake_buffer = b;
+    fake_buffer_size = s;
+    fake_buffer_used = 0;
+  }
+  void* p = fake_buffer + fake_buffer_used;
+  memset(p, 0, size);
+  fake_buffer_used += stride;
+  return p;
 }
 
 #endif

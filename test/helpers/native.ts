@@ -4,7 +4,7 @@
  * The writer follows the vendor's published offsets, not the tracer's mirror, so the two check each other.
  */
 import { execFileSync } from 'node:child_process';
-import { existsSync, mkdirSync, statSync } from 'node:fs';
+import { existsSync, mkdirSync, renameSync, statSync } from 'node:fs';
 import path from 'node:path';
 
 import { PYTHON, ROOT } from './paths';
@@ -44,6 +44,9 @@ function buildFake(source: string, output: string, dependencies: string[], inclu
   const built = existsSync(output) ? statSync(output).mtimeMs : 0;
   if ([source, ...dependencies].every((file) => built >= statSync(file).mtimeMs)) return output;
   mkdirSync(path.dirname(output), { recursive: true });
+  // Built beside it and renamed into place: test files run in parallel workers, and one may load the library while
+  // another rebuilds it; a rename is atomic, so a loader sees the old file or the new one, never half of one.
+  const building = `${output}.${process.pid}.tmp`;
   execFileSync(
     'cc',
     [
@@ -56,11 +59,12 @@ function buildFake(source: string, output: string, dependencies: string[], inclu
       `-I${path.join(ROOT, 'native')}`,
       source,
       '-o',
-      output,
+      building,
       '-lpthread',
     ],
     { stdio: 'pipe' },
   );
+  renameSync(building, output);
   return output;
 }
 

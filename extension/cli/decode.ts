@@ -46,8 +46,7 @@ function countsLine(capture: DecodedCapture): string {
     `kernel=${c.kernel} memcpy=${c.memcpy} memset=${c.memset} runtime=${c.runtime} driver=${c.driver} ` +
     `external-correlation=${c.externalCorrelation} device-records=${c.deviceRecords} dropped=${c.dropped} ` +
     `no-timing=${c.noTiming} rejected=${c.implausible + c.malformed} frames=${c.frames} bad-frames=${c.badFrames}` +
-    (c.correlationWrapped ? ` correlation-wrapped=${c.correlationWrapped}` : '') +
-    (c.correlationOutOfRange ? ` correlation-out-of-range=${c.correlationOutOfRange}` : '')
+    (c.correlationWrapped ? ` correlation-wrapped=${c.correlationWrapped}` : '')
   );
 }
 

@@ -36,10 +36,11 @@ export interface CaptureCounts {
   implausible: number;
   malformed: number;
   dropped: number;
-  /** Records whose 64-bit vendor correlation id (MSPTI, ROCtracer) was past 2^32 - 1: kept modulo 2^32. */
+  /**
+   * Records whose 64-bit vendor correlation id (MSPTI, ROCtracer, rocprofiler-sdk) was past 2^32 - 1: folded into
+   * 1 .. 2^32 - 1, so every record keeps an id.
+   */
   correlationWrapped: number;
-  /** Of those, the ones whose id is 0 modulo 2^32: kept with correlation 0 (no id). */
-  correlationOutOfRange: number;
   /** Runtime records that gave their launch's correlation id to another record of the launch (MSPTI). */
   runtimeCoalesced: number;
 }

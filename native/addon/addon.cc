@@ -130,7 +130,6 @@ Napi::Object counts(Napi::Env env, const flagprof::CaptureCounts& c) {
   set("dropped", c.dropped);
   set("correlationWrapped", c.correlationWrapped);
   set("runtimeCoalesced", c.runtimeCoalesced);
-  set("correlationOutOfRange", c.correlationOutOfRange);
   return o;
 }
 

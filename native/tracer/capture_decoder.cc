@@ -171,7 +171,7 @@ class Decoder {
   std::unordered_map<uint32_t, uint32_t> copyNames_;
   ExternalTable denseExternal_;
   ParsedRecord parsed_;  // reused: see parseRecord
-  bool warnedImplausible_ = false, warnedMalformed_ = false, warnedCorrelation_ = false, warnedWrapped_ = false;
+  bool warnedImplausible_ = false, warnedMalformed_ = false, warnedWrapped_ = false;
 
   // Columns are sized once to the most events the file can hold (an event record takes at least 48 bytes with
   // its entry header) and written through plain pointers: push_back would re-read every column's end pointer
@@ -388,7 +388,7 @@ class Decoder {
     const size_t events = n_, diagnostics = out_.diagnostics.size();
     const CaptureCounts counts = out_.counts;
     const bool warnedImplausible = warnedImplausible_, warnedMalformed = warnedMalformed_;
-    const bool warnedCorrelation = warnedCorrelation_, warnedWrapped = warnedWrapped_;
+    const bool warnedWrapped = warnedWrapped_;
     checkedTo_ = data_ + offset;
     frameEnd_ = payload + length;
     runningCrc_ = 0;
@@ -405,7 +405,6 @@ class Decoder {
       out_.diagnostics.resize(diagnostics);
       warnedImplausible_ = warnedImplausible;
       warnedMalformed_ = warnedMalformed;
-      warnedCorrelation_ = warnedCorrelation;
       warnedWrapped_ = warnedWrapped;
       return false;
     }
@@ -562,25 +561,16 @@ class Decoder {
     if constexpr (Vendor::kKernelType) out_.detail[i] = detailIndex;
   }
 
-  void correlationWrapped(const ParsedRecord& r, size_t offset) {
+  void correlationWrapped(const ParsedRecord&, size_t offset) {
     out_.counts.correlationWrapped++;
     if (!warnedWrapped_) {
       warnedWrapped_ = true;
       note("info", "correlation-wrap",
            "activity record at offset " + std::to_string(offset) +
-               " carries a correlation id above 4294967295: such ids are kept modulo 2^32 (unique within a "
-               "capture, which spans far fewer ids) and counted",
+               " carries a correlation id above 4294967295: such ids are folded into 1 .. 2^32 - 1 (unique "
+               "within a capture, which spans far fewer ids) and counted",
            int64_t(offset));
     }
-    if (!r.correlationOutOfRange) return;
-    out_.counts.correlationOutOfRange++;
-    if (warnedCorrelation_) return;
-    warnedCorrelation_ = true;
-    note("warning", "correlation-range",
-         "activity record at offset " + std::to_string(offset) +
-             " carries a correlation id that is 0 modulo 2^32: such records are kept without a correlation (no flow "
-             "arrow, not linked through their runtime call) and counted",
-         int64_t(offset));
   }
 
   uint32_t rawName(std::string_view raw) {

@@ -33,12 +33,11 @@ struct CaptureCounts {
   uint64_t externalCorrelation = 0, deviceRecords = 0, ignored = 0;
   uint64_t noTiming = 0, implausible = 0, malformed = 0;
   uint64_t dropped = 0;  // records the vendor reported as dropped
-  // Records whose 64-bit vendor correlation id (MSPTI, ROCtracer) was past 2^32 - 1: kept modulo 2^32
-  // (parsed_record.h), and of those the ones whose residue is 0, kept without a correlation.
+  // Records whose 64-bit vendor correlation id (MSPTI, ROCtracer, rocprofiler-sdk) was past 2^32 - 1: folded into
+  // 1 .. 2^32 - 1 (parsed_record.h).
   uint64_t correlationWrapped = 0;
   // Runtime records that shared a launch's correlation id with another and gave it up (MSPTI, capture_decoder.cc).
   uint64_t runtimeCoalesced = 0;
-  uint64_t correlationOutOfRange = 0;
 };
 
 inline constexpr int64_t kNoExternalId = std::numeric_limits<int64_t>::min();

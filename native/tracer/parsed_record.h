@@ -47,10 +47,9 @@ struct ParsedRecord {
   // external correlation
   uint32_t externalKind = 0;
   uint64_t externalId = 0;
-  // Vendors with 64-bit correlation ids (MSPTI, ROCtracer): the id was past 2^32 - 1 and is kept modulo 2^32
-  // (setWideCorrelation), or, the one residue 0 cannot be, kept without a correlation.
+  // Vendors with 64-bit correlation ids (MSPTI, ROCtracer, rocprofiler-sdk): the id was past 2^32 - 1 and was
+  // folded into 1 .. 2^32 - 1 (setWideCorrelation).
   bool correlationWrapped = false;
-  bool correlationOutOfRange = false;
 };
 
 // A device's limits, from the vendors that report them (CUPTI and the CUPTI-compatible ones): the occupancy
@@ -89,15 +88,13 @@ inline T loadAt(const uint8_t* record, size_t offset) {
   return v;
 }
 
-// A 64-bit vendor correlation id into the 32-bit columns. Ids past 2^32 - 1 are kept modulo 2^32
-// (correlationWrapped): the vendors number correlations one by one, so the ids of one capture span far fewer than
-// 2^32 values and stay unique after the wrap, and a launch's records, which share an id, still pair. The one
-// residue that cannot be kept is 0 (the columns' "none"): such a record keeps no correlation
-// (correlationOutOfRange) rather than one that could pair the wrong records.
+// A 64-bit vendor correlation id into the 32-bit columns, never 0 (the columns' "none"): ids up to 2^32 - 1 are
+// kept, larger ones folded into 1 .. 2^32 - 1 (((id - 1) mod (2^32 - 1)) + 1; correlationWrapped). The vendors
+// number correlations one by one, so the ids of one capture span far fewer than 2^32 - 1 values and stay unique
+// after the fold, and a launch's records, which share an id, still pair: no record loses its correlation.
 inline void setWideCorrelation(ParsedRecord& r, uint64_t id) {
-  r.correlation = uint32_t(id);
   r.correlationWrapped = id > 0xffffffffull;
-  r.correlationOutOfRange = r.correlationWrapped && r.correlation == 0;
+  r.correlation = r.correlationWrapped ? uint32_t((id - 1) % 0xffffffffull + 1) : uint32_t(id);
 }
 
 // Event for plausible times; start == end == 0 is the vendors' "no timing"; a negative or hour-long span means the

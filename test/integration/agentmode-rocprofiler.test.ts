@@ -104,7 +104,7 @@ describe('rocprofiler-sdk and the ROCtracer it supersedes', () => {
     expect(launches.map((i) => c.externalId[i])).toEqual([0, 2, 4, 6, 8]);
   }, 120_000);
 
-  it('keeps 64-bit correlation ids past 2^32 - 1 modulo 2^32, the torch ids with them', () => {
+  it('folds 64-bit correlation ids past 2^32 - 1 into 32 bits, the torch ids with them', () => {
     const c = decode(
       run(
         'rocprofiler',

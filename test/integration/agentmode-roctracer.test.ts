@@ -41,7 +41,7 @@ describe('agent mode with the fake ROCtracer library', () => {
     expect(header.realtimeNs - header.vendorNs > 1_000_000_000_000_000n).toBe(true);
   });
 
-  it('keeps 64-bit correlation ids past 2^32 - 1 modulo 2^32, and says so once', () => {
+  it('folds 64-bit correlation ids past 2^32 - 1 into 32 bits, and says so once', () => {
     const c = loadAddon().decodeCapture(path.join(wide.dir, 'capture.fpc'));
     expect(c.counts.correlationWrapped).toBeGreaterThan(0);
     expect(c.diagnostics.filter((d) => d.code === 'correlation-wrap')).toHaveLength(1);

@@ -175,7 +175,7 @@ describe('decodeCapture of MSPTI captures', () => {
       expect(argsAt(c, 0)).not.toHaveProperty(key);
   });
 
-  it('keeps 64-bit correlation ids past 2^32 - 1 modulo 2^32, and the one residue 0 without a correlation', () => {
+  it('folds 64-bit correlation ids past 2^32 - 1 into 1 .. 2^32 - 1: every launch keeps its id and its pairing', () => {
     const last = 2n ** 32n - 1n;
     const file = write([
       header(),
@@ -189,26 +189,23 @@ describe('decodeCapture of MSPTI captures', () => {
     ]);
     const c = decode(file);
     expect(c.length).toBe(6);
-    // Consecutive ids stay unique and a launch's records still pair; 2^32 itself is 0, "none", and keeps nothing.
-    expect([...c.correlation]).toEqual([4294967295, 4294967295, 0, 0, 1, 1]);
-    expect([...c.externalId].map((v) => (Number.isNaN(v) ? null : v))).toEqual([9, 9, null, null, 11, 11]);
+    // Consecutive ids stay unique and a launch's records still pair; 2^32 (0 modulo 2^32, "none") becomes 1.
+    expect([...c.correlation]).toEqual([4294967295, 4294967295, 1, 1, 2, 2]);
+    expect([...c.externalId]).toEqual([9, 9, 10, 10, 11, 11]);
     expect(c.counts.correlationWrapped).toBe(6);
-    expect(c.counts.correlationOutOfRange).toBe(3);
     expect(c.counts.externalCorrelation).toBe(3);
     const wrapped = c.diagnostics.filter((d) => d.code === 'correlation-wrap');
     expect(wrapped).toHaveLength(1);
     expect(wrapped[0]).toMatchObject({ severity: 'info' });
-    expect(wrapped[0].message).toContain('modulo 2^32');
-    const lost = c.diagnostics.filter((d) => d.code === 'correlation-range');
-    expect(lost).toHaveLength(1);
-    expect(lost[0].severity).toBe('warning');
-    expect(argsAt(c, 5).correlation).toBe(1);
-    expect(argsAt(c, 3).correlation).toBe(0);
-    // In the profile: a flow for each launch whose id was kept.
+    expect(wrapped[0].message).toContain('folded into 1 .. 2^32 - 1');
+    expect(c.diagnostics.filter((d) => d.severity === 'warning')).toEqual([]);
+    expect(argsAt(c, 5).correlation).toBe(2);
+    expect(argsAt(c, 3).correlation).toBe(1);
+    // In the profile: a flow for each launch.
     const profile = importCapture(file);
-    expect(profile.flows.length).toBe(4);
-    expect(new Set([...Array(4).keys()].map((i) => profile.strings.get(profile.flows.id[i])))).toEqual(
-      new Set(['4294967295', '1']),
+    expect(profile.flows.length).toBe(6);
+    expect(new Set([...Array(6).keys()].map((i) => profile.strings.get(profile.flows.id[i])))).toEqual(
+      new Set(['4294967295', '1', '2']),
     );
   });
 

@@ -96,11 +96,11 @@ describe.each([true, false])(
       });
     });
 
-    it('keeps a 64-bit correlation id modulo 2^32 with its torch id', () => {
+    it('folds a 64-bit correlation id into 32 bits, never 0, with its torch id', () => {
       const wide = 2n ** 32n + 5n;
       const c = capture(launch(wide, 6n, 2_000_000n));
       const kernel = [...c.kind].indexOf(0);
-      expect([c.correlation[kernel], c.externalId[kernel]]).toEqual([5, 6]);
+      expect([c.correlation[kernel], c.externalId[kernel]]).toEqual([6, 6]); // ((2^32 + 5) - 1) mod (2^32 - 1) + 1
       expect(c.counts.correlationWrapped).toBeGreaterThan(0);
     });
 

@@ -218,7 +218,7 @@ describe('decodeCapture of ROCtracer captures', () => {
     expect(argsAt(c, 3)).toMatchObject({ bytes: 100, kind: 'Fill Buffer' });
   });
 
-  it('keeps 64-bit correlation ids past 2^32 - 1 modulo 2^32, and the one residue 0 without a correlation', () => {
+  it('folds 64-bit correlation ids past 2^32 - 1 into 1 .. 2^32 - 1: every launch keeps its id and its pairing', () => {
     const last = 2n ** 32n - 1n;
     const file = write([
       header(),
@@ -233,16 +233,14 @@ describe('decodeCapture of ROCtracer captures', () => {
     ]);
     const c = decode(file);
     expect(c.length).toBe(6);
-    expect([...c.correlation]).toEqual([4294967295, 4294967295, 0, 0, 1, 1]);
-    expect([...c.externalId].map((v) => (Number.isNaN(v) ? null : v))).toEqual([9, 9, null, null, 11, 11]);
+    // 2^32 (0 modulo 2^32, the columns' "none") becomes 1, 2^32 + 1 becomes 2: never 0.
+    expect([...c.correlation]).toEqual([4294967295, 4294967295, 1, 1, 2, 2]);
+    expect([...c.externalId]).toEqual([9, 9, 10, 10, 11, 11]);
     expect(c.counts.correlationWrapped).toBe(6);
-    expect(c.counts.correlationOutOfRange).toBe(3);
     expect(c.diagnostics.filter((d) => d.code === 'correlation-wrap')).toHaveLength(1);
-    const lost = c.diagnostics.filter((d) => d.code === 'correlation-range');
-    expect(lost).toHaveLength(1);
-    expect(lost[0].message).toContain('0 modulo 2^32');
+    expect(c.diagnostics.filter((d) => d.severity === 'warning')).toEqual([]);
     const profile = importCapture(file);
-    expect(profile.flows.length).toBe(4);
+    expect(profile.flows.length).toBe(6);
   });
 
   it('skips records without timing and rejects implausible or short ones with one diagnostic each', () => {

@@ -59,7 +59,7 @@ RecordClass parseRecord(const uint8_t* rec, size_t size, ParsedRecord& r) {
   const uint32_t kind = loadAt<uint32_t>(rec, 0);
   r.start = r.end = 0;
   r.correlation = r.device = r.context = r.stream = r.process = r.thread = r.cbid = r.returnValue = 0;
-  r.correlationOutOfRange = false;
+  r.correlationWrapped = false;
   switch (kind) {
     case FP_MSPTI_KIND_KERNEL: {
       if (size < sizeof(fp_mspti_kernel)) return RecordClass::Malformed;

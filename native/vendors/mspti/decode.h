@@ -21,7 +21,7 @@ using flagprof::EventContext;
 
 // Reads one record: KERNEL, MEMCPY and MEMSET become device events, API records Runtime events (MSPTI has no
 // driver records and no callback ids: the API record names itself). The common fields are always written.
-// A 64-bit correlation id above 2^32 - 1 leaves `correlation` 0 and sets `correlationOutOfRange`.
+// A 64-bit correlation id above 2^32 - 1 is folded into 32 bits (setWideCorrelation).
 RecordClass parseRecord(const uint8_t* record, size_t size, ParsedRecord& out);
 
 // The size of the record the mirror describes for a kind (0 = a kind the agent does not copy).

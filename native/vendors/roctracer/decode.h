@@ -21,8 +21,8 @@ using flagprof::EventContext;
 
 // Reads one record. HIP_OPS dispatches become kernels, copies memcpys (memsets when the command is a buffer
 // fill), HIP_API calls Runtime events with the HIP API id as their cbid; EXT_API external-id records are external
-// correlations. Barriers, marks and every other domain are Ignored. A 64-bit correlation id above 2^32 - 1
-// leaves `correlation` 0 and sets `correlationOutOfRange`.
+// correlations. Barriers, marks and every other domain are Ignored. A 64-bit correlation id above 2^32 - 1 is
+// folded into 32 bits (setWideCorrelation).
 RecordClass parseRecord(const uint8_t* record, size_t size, ParsedRecord& out);
 
 // Every ROCtracer record has this size.

@@ -450,4 +450,21 @@ describe('the session header', () => {
     expect(header('[flagos] MCPTI device tracer session start').tracer).toBe('MCPTI (MetaX)');
     expect(header('[flagos] ROCtracer device tracer session start').tracer).toBe('ROCtracer (DCU)');
   });
+
+  it('names MUSA, GCU and rocprofiler-sdk from the agent lines their bindings print', () => {
+    // The CUPTI family's binding prints CUPTI's lines for MUPTI's and TOPSPTI's libraries: the library decides.
+    const started = '[flagos] CuptiDeviceTracer::start() called';
+    const mupti =
+      '[flagos-cupti-shim] bound muptiActivityRegisterCallbacks -> /usr/local/musa/lib/libmupti.so (MUPTI API version 12)';
+    const topspti =
+      '[flagos-cupti-shim] bound topsptiActivityRegisterCallbacks -> /opt/tops/lib/libtopspti.so (TOPSPTI API version 1)';
+    expect(header(`${mupti}\n${started}`).tracer).toBe('MUPTI (MUSA)');
+    expect(header(`${topspti}\n${started}`).tracer).toBe('TOPSPTI (GCU)');
+    const rocprofiler = [
+      '[flagos] bound rocprofiler_force_configure -> /opt/rocm/lib/librocprofiler-sdk.so.1 (rocprofiler-sdk version 601)',
+      '[flagos] rocprofiler-sdk session started',
+    ].join('\n');
+    expect(header(rocprofiler).tracer).toBe('rocprofiler-sdk (ROCm / DCU)');
+    expect(header('[flagos] TOPSPTI device tracer session start').tracer).toBe('TOPSPTI (GCU)');
+  });
 });

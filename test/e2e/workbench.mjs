@@ -108,7 +108,11 @@ export function webviewFrame(page) {
   return page.frameLocator('iframe.webview.ready:visible').frameLocator('#active-frame');
 }
 
-/** Opens a workspace file with Quick Open and waits for its tab (a custom editor: no text lines to wait for). */
+/**
+ * Opens a workspace file with Quick Open and waits for its tab (a custom editor: no text lines to wait for).
+ * Resolves to the time (Date.now()) the file was picked: what a measurement of the open starts from, the Quick Open
+ * box's own search before it being the workbench's.
+ */
 export async function quickOpen(page, name) {
   const input = page.locator('.quick-input-widget input.input');
   for (let i = 0; i < 10; i++) {
@@ -119,9 +123,10 @@ export async function quickOpen(page, name) {
       await page
         .locator('.quick-input-widget .monaco-list-row.focused', { hasText: name })
         .waitFor({ timeout: 3_000 });
+      const picked = Date.now();
       await page.keyboard.press('Enter');
       await page.locator('.tab.active', { hasText: name }).waitFor({ timeout: 15_000 });
-      return;
+      return picked;
     } catch {
       await page.keyboard.press('Escape');
       await input.waitFor({ state: 'hidden', timeout: 10_000 });

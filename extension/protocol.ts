@@ -75,6 +75,12 @@ export interface TimelineHeader {
   warnings: string[];
   /** Whether linking used External ids (and why), for the details panel. */
   linking: string;
+  /**
+   * The args texts are not in the payload (argsBytes and argsOffset empty): the webview asks the host for a
+   * slice's args when it shows them ('args'). A trace's args are most of its bytes and almost never looked at, so
+   * the editor leaves them out of the message that opens the timeline; a standalone report keeps them inline.
+   */
+  argsOnRequest?: boolean;
 }
 
 /**
@@ -289,14 +295,18 @@ export type HostToWebview =
   /** The profile cannot be shown: one line, naming the file. */
   | { type: 'error'; title: string; message: string }
   | { type: 'select'; slice: number }
-  | { type: 'reply'; inReplyTo: number; ok: boolean; error?: string };
+  | { type: 'reply'; inReplyTo: number; ok: boolean; error?: string }
+  /** A slice's args as their JSON text (header.argsOnRequest), '{}' for none. */
+  | { type: 'args'; slice: number; args: string };
 
 export type WebviewToHost =
   | { type: 'ready' }
   /** Open `file` at 1-based `line` (and 1-based `column`, where known) in the editor. */
   | { type: 'openSource'; requestId: number; file: string; line: number; column?: number }
   /** Show the one-line error of a webview-side failure to the user as well. */
-  | { type: 'log'; level: 'info' | 'error'; message: string };
+  | { type: 'log'; level: 'info' | 'error'; message: string }
+  /** The args of a slice, for the details panel (header.argsOnRequest). */
+  | { type: 'args'; slice: number };
 
 export function isWebviewToHost(value: unknown): value is WebviewToHost {
   if (!value || typeof value !== 'object') return false;
@@ -316,6 +326,10 @@ export function isWebviewToHost(value: unknown): value is WebviewToHost {
     case 'log': {
       const m = value as { level?: unknown; message?: unknown };
       return (m.level === 'info' || m.level === 'error') && typeof m.message === 'string';
+    }
+    case 'args': {
+      const slice = (value as { slice?: unknown }).slice;
+      return typeof slice === 'number' && Number.isInteger(slice) && slice >= 0;
     }
     default:
       return false;

@@ -11,6 +11,8 @@ import { siteKindLabel, siteKindTitle, siteText } from './sourceSite';
 export interface DetailsActions {
   select(slice: number): void;
   openSource(site: TimelineSite): void;
+  /** Asks the host for a slice's args (the payload left them out); the panel is drawn again when they come. */
+  requestArgs?(slice: number): void;
 }
 
 const MAX_LINKS = 50;
@@ -56,8 +58,17 @@ export function renderDetails(
   const heading = element('h2', 'details-name', model.nameOf(slice));
   heading.id = 'details-name';
   container.append(heading, fieldList(model, slice, actions));
-  const args = argsList(model, slice);
-  if (args) container.append(element('h3', 'details-section', 'Args'), args);
+  const args = model.argsOf(slice);
+  if (args === undefined) {
+    container.append(
+      element('h3', 'details-section', 'Args'),
+      element('p', 'muted details-args-loading', 'Loading…'),
+    );
+    actions.requestArgs?.(slice);
+    return;
+  }
+  const list = argsList(args);
+  if (list) container.append(element('h3', 'details-section', 'Args'), list);
 }
 
 /** The slice's fields: category, track, times, ids, source, and the slices it is linked to. */
@@ -134,8 +145,7 @@ function launchedList(model: TimelineModel, launched: number[], actions: Details
 }
 
 /** The args object as a definition list; undefined when the slice has none. */
-function argsList(model: TimelineModel, slice: number): HTMLElement | undefined {
-  const args = model.argsOf(slice);
+function argsList(args: Record<string, unknown>): HTMLElement | undefined {
   const keys = Object.keys(args);
   if (keys.length === 0) return undefined;
   const list = element('dl', 'details-fields details-args');

@@ -12,7 +12,7 @@ import '@vscode-elements/elements/dist/vscode-tab-panel/index.js';
 import './timeline.css';
 import { visibleText } from '../extension/shared/text';
 import { unpackTimeline, type HostToWebview, type TimelineSite } from '../extension/protocol';
-import { renderDetails, renderRange } from './details';
+import { renderDetails, renderRange, type DetailsActions } from './details';
 import { el } from './dom';
 import { formatDuration } from '../extension/shared/format';
 import { connectHost, type HostBridge } from './host';
@@ -60,6 +60,8 @@ class TimelineApp {
   private readonly live: HTMLElement;
   private view: TimelineView | undefined;
   private model: TimelineModel | undefined;
+  /** The details panel of the profile shown. */
+  private detailsPane: HTMLElement | undefined;
   private requestId = 0;
   private readonly pending = new Map<number, string>();
   private saveTimer: ReturnType<typeof setTimeout> | undefined;
@@ -102,6 +104,9 @@ class TimelineApp {
         break;
       case 'select':
         this.showSelected(message.slice);
+        break;
+      case 'args':
+        this.argsArrived(message.slice, message.args);
         break;
       case 'reply': {
         const what = this.pending.get(message.inReplyTo);
@@ -207,10 +212,8 @@ class TimelineApp {
 
   /** The canvas timeline, its selection shown in the details panel and announced to screen readers. */
   private showTimeline(model: TimelineModel, panes: Panes): TimelineView {
-    const actions = {
-      select: (slice: number) => this.view?.select(slice),
-      openSource: (site: TimelineSite) => this.openSource(site),
-    };
+    const actions = this.detailsActions();
+    this.detailsPane = panes.details;
     const view = new TimelineView(panes.timeline, model, {
       onSelect: (slice) => {
         if (this.view?.range) this.view.setRange(undefined);
@@ -254,10 +257,7 @@ class TimelineApp {
 
   /** A dragged-out range's totals in the details panel; cleared, the selection's details again. */
   private showRange(panes: Panes, model: TimelineModel, range: TimeRange | undefined): void {
-    const actions = {
-      select: (slice: number) => this.view?.select(slice),
-      openSource: (site: TimelineSite) => this.openSource(site),
-    };
+    const actions = this.detailsActions();
     if (!range) renderDetails(panes.details, model, this.view?.selected ?? -1, actions);
     else renderRange(panes.details, model, range, rangeTotals(model, range.start, range.end));
   }
@@ -293,6 +293,32 @@ class TimelineApp {
         }),
       );
     }, 200);
+  }
+
+  /** What the details panel's links and its args request do. */
+  private detailsActions(): DetailsActions {
+    return {
+      select: (slice: number) => this.view?.select(slice),
+      openSource: (site: TimelineSite) => this.openSource(site),
+      requestArgs: (slice: number) => {
+        if (this.argsAsked.has(slice)) return;
+        this.argsAsked.add(slice);
+        this.host.post({ type: 'args', slice });
+      },
+    };
+  }
+
+  /** Slices whose args were asked of the host (asked once: the answer is kept in the model). */
+  private readonly argsAsked = new Set<number>();
+
+  /** The host's answer: kept, and the details panel drawn again if it still shows that slice. */
+  private argsArrived(slice: number, text: string): void {
+    const model = this.model;
+    if (!model) return;
+    model.setArgs(slice, text);
+    const view = this.view;
+    if (view && !view.range && view.selected === slice && this.detailsPane)
+      renderDetails(this.detailsPane, model, slice, this.detailsActions());
   }
 
   private openSource(site: TimelineSite): void {

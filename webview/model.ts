@@ -191,12 +191,29 @@ export class TimelineModel {
     return this.columns.start[slice] + this.columns.dur[slice];
   }
 
-  argsOf(slice: number): Record<string, unknown> {
+  /**
+   * A slice's args; undefined while they are asked of the host (header.argsOnRequest: they are not in the payload,
+   * and setArgs brings them).
+   */
+  argsOf(slice: number): Record<string, unknown> | undefined {
     const a = this.columns.args[slice];
     if (a < 0) return {};
-    const text = this.decoder.decode(
-      this.columns.argsBytes.subarray(this.columns.argsOffset[a], this.columns.argsOffset[a + 1]),
+    if (this.header.argsOnRequest) return this.requestedArgs.get(slice);
+    return this.parseArgs(
+      this.decoder.decode(
+        this.columns.argsBytes.subarray(this.columns.argsOffset[a], this.columns.argsOffset[a + 1]),
+      ),
     );
+  }
+
+  /** The args the host sent for a slice (header.argsOnRequest). */
+  setArgs(slice: number, text: string): void {
+    if (slice >= 0 && slice < this.header.sliceCount) this.requestedArgs.set(slice, this.parseArgs(text));
+  }
+
+  private readonly requestedArgs = new Map<number, Record<string, unknown>>();
+
+  private parseArgs(text: string): Record<string, unknown> {
     try {
       const parsed: unknown = JSON.parse(text);
       return parsed && typeof parsed === 'object' ? (parsed as Record<string, unknown>) : { value: parsed };

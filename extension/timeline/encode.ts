@@ -28,6 +28,8 @@ export interface EncodeOptions {
   title?: string;
   /** What to re-open after a reload; defaults to profile.path. */
   source?: string;
+  /** Leave the args texts out; the webview asks for a slice's when it shows them (header.argsOnRequest). */
+  argsOnRequest?: boolean;
 }
 
 function numericOrText(a: string, b: string): number {
@@ -79,10 +81,11 @@ export function encodeTimeline(
   // Args stay UTF-8 bytes end to end (the arena already holds the texts back to back): the webview decodes one
   // object when the details panel shows it.
   const raw = profile.args.raw();
+  const onRequest = options.argsOnRequest === true;
   const columns: TimelineColumns = {
     ...sliceColumns(profile),
-    argsBytes: raw.bytes.slice(),
-    argsOffset: raw.offsets.slice(),
+    argsBytes: onRequest ? new Uint8Array(0) : raw.bytes.slice(),
+    argsOffset: onRequest ? new Float64Array(0) : raw.offsets.slice(),
     opOf: Int32Array.from(analysis.opOf.subarray(0, n)),
     runtimeOf: Int32Array.from(analysis.runtimeOf.subarray(0, n)),
     site: siteColumn(analysis, n),
@@ -105,6 +108,7 @@ export function encodeTimeline(
       profilerLines: profilerLines(analysis),
       warnings: profile.warnings.map((w) => w.message),
       linking: `${analysis.externalIdTrusted ? 'External id' : 'enclosure'}: ${analysis.trustReason}`,
+      ...(onRequest ? { argsOnRequest: true } : {}),
     },
     columns,
   };

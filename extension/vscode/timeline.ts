@@ -91,6 +91,8 @@ class TimelinePanel {
   /** What the webview shows and when it can be told (kept for the webview that each show of the tab builds). */
   private readonly channel: TimelineChannel;
   private readonly disposables: vscode.Disposable[] = [];
+  /** The profile shown, for the args the webview asks for (the payload leaves them out). */
+  private profile: Profile | undefined;
 
   constructor(
     readonly panel: vscode.WebviewPanel,
@@ -137,7 +139,9 @@ class TimelinePanel {
   }
 
   private encode(profile: Profile, analysis: Analysis): ArrayBuffer {
+    this.profile = profile;
     return encodeTimelineBuffer(profile, analysis, {
+      argsOnRequest: true,
       source: this.source,
       title: this.restorable ? this.panel.title : path.basename(this.source),
     });
@@ -182,6 +186,13 @@ class TimelinePanel {
       case 'log':
         if (message.level === 'error') void vscode.window.showErrorMessage(message.message);
         break;
+      case 'args': {
+        const profile = this.profile;
+        if (!profile || message.slice >= profile.slices.length) break;
+        const index = profile.slices.args[message.slice];
+        this.post({ type: 'args', slice: message.slice, args: index < 0 ? '{}' : profile.args.text(index) });
+        break;
+      }
     }
   }
 

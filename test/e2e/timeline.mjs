@@ -138,7 +138,7 @@ try {
     return `${summary} (attempt ${attempt})`;
   });
 
-  await step('search finds a kernel and the details name its launching op', async () => {
+  await step('search finds a kernel and the details name its launching op and show its args', async () => {
     const frame = webviewFrame(page);
     await frame.locator('#search').click();
     await page.keyboard.type(KERNEL);
@@ -149,8 +149,13 @@ try {
     if (!text.includes(KERNEL)) throw new Error(`selected "${text.slice(0, 80)}"`);
     const details = await frame.locator('#details').innerText();
     if (!details.includes(LAUNCHING_OP)) throw new Error(`details do not name ${LAUNCHING_OP}`);
+    // The args are not in the payload: the panel asks the extension for them and shows them when they come.
+    const firstArg = frame.locator('#details .details-args dt').first();
+    await firstArg.waitFor({ timeout: 10_000 });
+    const argKeys = await frame.locator('#details .details-args dt').allInnerTexts();
+    if (!argKeys.includes('grid')) throw new Error(`the kernel's args came without "grid": ${argKeys.join(', ')}`);
     await screenshot('kernel-selected');
-    return `${LAUNCHING_OP} -> ${text.slice(0, 60)}…`;
+    return `${LAUNCHING_OP} -> ${text.slice(0, 60)}…; args ${argKeys.join(', ')}`;
   });
 
   await step('F fits the selected kernel, and Shift+drag totals the kernels in a time range', async () => {

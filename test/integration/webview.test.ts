@@ -231,6 +231,45 @@ describe.each(CASES)('timeline report of $label ($file)', ({ label, file, hasSou
   });
 });
 
+describe('args on request (the editor leaves them out of the payload)', () => {
+  it("asks the host for a selected slice's args once, shows them when they come, and the payload is smaller", async () => {
+    const tracePath = path.join(TRACES, CASES[0].file);
+    const profile = await importTrace(tracePath);
+    const analysis = analyze(profile);
+    const inline = packTimeline(encodeTimeline(profile, analysis, { title: CASES[0].file }));
+    const payload = encodeTimeline(profile, analysis, { title: CASES[0].file, argsOnRequest: true });
+    const lean = packTimeline(payload);
+    expect(payload.header.argsOnRequest).toBe(true);
+    expect(payload.columns.argsBytes.length).toBe(0);
+    expect(lean.byteLength).toBeLessThan(inline.byteLength - profile.args.raw().bytes.length + 1);
+    let slice = -1;
+    for (let i = 0; i < profile.slices.length && slice < 0; i++)
+      if (profile.slices.args[i] >= 0 && Object.keys(profile.argsOf(i)).length > 0) slice = i;
+    expect(slice).toBeGreaterThanOrEqual(0);
+    const page = await openReport(browser, buildReportHtml(lean, 'args-on-request', bundle), 'webview-args');
+    try {
+      await page.evaluate((s) => window.flagprofTimeline!.select(s), slice);
+      await expect.poll(() => page.locator('#details .details-args-loading').count()).toBe(1);
+      const asked = () =>
+        page.evaluate(() => (window.flagprofHostMessages ?? []).filter((m) => m.type === 'args'));
+      expect(await asked()).toEqual([{ type: 'args', slice }]);
+      // Selected again before the answer: not asked twice.
+      await page.evaluate((s) => window.flagprofTimeline!.select(s), slice);
+      expect(await asked()).toHaveLength(1);
+      const text = profile.args.text(profile.slices.args[slice]);
+      await page.evaluate(({ s, t }) => window.postMessage({ type: 'args', slice: s, args: t }, '*'), {
+        s: slice,
+        t: text,
+      });
+      const [key] = Object.keys(profile.argsOf(slice));
+      await expect.poll(() => page.locator('#details .details-args dt').first().innerText()).toBe(key);
+      expect(await page.locator('#details .details-args-loading').count()).toBe(0);
+    } finally {
+      await page.close();
+    }
+  });
+});
+
 describe('timeline interaction', () => {
   it('zooms with W, pans with D, selects from the ops table, follows the theme, and shows host errors', async () => {
     const tracePath = path.join(TRACES, CASES[0].file);

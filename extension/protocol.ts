@@ -288,7 +288,10 @@ export interface TimelineViewState {
 }
 
 export type HostToWebview =
-  /** The profile. `select` (a slice index) is selected and revealed once drawn. */
+  /**
+   * The profile: packTimeline's bytes, or those gzip-compressed (the editor's: compressTimelineBuffer; told by
+   * gzip's magic). `select` (a slice index) is selected and revealed once drawn.
+   */
   | { type: 'init'; payload: ArrayBuffer; select?: number }
   /** Work in progress before the profile can be shown (importing, analysing). */
   | { type: 'progress'; title: string; message: string }

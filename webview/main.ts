@@ -60,6 +60,8 @@ class TimelineApp {
   private readonly live: HTMLElement;
   private view: TimelineView | undefined;
   private model: TimelineModel | undefined;
+  /** Counts init messages, so that only the latest one is shown once inflated. */
+  private inits = 0;
   /** The details panel of the profile shown. */
   private detailsPane: HTMLElement | undefined;
   private requestId = 0;
@@ -93,9 +95,19 @@ class TimelineApp {
 
   handle(message: HostToWebview): void {
     switch (message.type) {
-      case 'init':
-        this.load(message.payload, message.select);
+      case 'init': {
+        // The editor sends the payload gzip-compressed (compressTimelineBuffer): inflated natively, the latest
+        // init winning over one still being inflated.
+        const init = ++this.inits;
+        void inflated(message.payload).then(
+          (buffer) => {
+            if (init === this.inits) this.load(buffer, message.select);
+          },
+          (error: unknown) =>
+            this.showMessage('The profile could not be read', (error as Error).message, true),
+        );
         break;
+      }
       case 'progress':
         if (!this.model) this.showMessage(message.title, message.message);
         break;
@@ -356,14 +368,24 @@ function prebuildLevels(model: TimelineModel): Promise<number> {
   });
 }
 
+/** gzip-compressed bytes inflated (DecompressionStream); a payload that is not gzip (its magic) as it is. */
+async function inflated(payload: ArrayBuffer | Uint8Array): Promise<ArrayBuffer> {
+  const bytes = payload instanceof Uint8Array ? payload : new Uint8Array(payload);
+  if (bytes.length < 2 || bytes[0] !== 0x1f || bytes[1] !== 0x8b)
+    return bytes.byteOffset === 0 && bytes.byteLength === bytes.buffer.byteLength
+      ? (bytes.buffer as ArrayBuffer)
+      : (bytes.slice().buffer as ArrayBuffer);
+  const stream = new Blob([bytes as BlobPart]).stream().pipeThrough(new DecompressionStream('gzip'));
+  return new Response(stream).arrayBuffer();
+}
+
 async function embeddedPayload(): Promise<ArrayBuffer | undefined> {
   const node = document.getElementById('flagprof-data');
   if (!node?.textContent) return undefined;
   const binary = atob(node.textContent.trim());
   const bytes = new Uint8Array(binary.length);
   for (let i = 0; i < binary.length; i++) bytes[i] = binary.charCodeAt(i);
-  const stream = new Blob([bytes]).stream().pipeThrough(new DecompressionStream('gzip'));
-  return new Response(stream).arrayBuffer();
+  return inflated(bytes);
 }
 
 function start(): void {

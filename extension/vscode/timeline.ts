@@ -17,7 +17,7 @@ import type { Profile } from '../model/profile';
 import { isWebviewToHost, type HostToWebview, type TimelineViewState, type WebviewToHost } from '../protocol';
 import { memoryBudgetProblem } from '../timeline/budget';
 import { TimelineChannel } from '../timeline/channel';
-import { encodeTimelineBuffer } from '../timeline/encode';
+import { compressTimelineBuffer, encodeTimelineBuffer } from '../timeline/encode';
 import { TimelineRecords, type TimelineRecord } from '../timeline/restore';
 import { timelineTitle } from '../timeline/title';
 
@@ -140,11 +140,13 @@ class TimelinePanel {
 
   private encode(profile: Profile, analysis: Analysis): ArrayBuffer {
     this.profile = profile;
-    return encodeTimelineBuffer(profile, analysis, {
-      argsOnRequest: true,
-      source: this.source,
-      title: this.restorable ? this.panel.title : path.basename(this.source),
-    });
+    return compressTimelineBuffer(
+      encodeTimelineBuffer(profile, analysis, {
+        argsOnRequest: true,
+        source: this.source,
+        title: this.restorable ? this.panel.title : path.basename(this.source),
+      }),
+    );
   }
 
   /**

@@ -11,7 +11,7 @@ import { reindex } from '../../extension/import/finish';
 import { importTrace } from '../../extension/import/kineto';
 import { Profile, SliceKind } from '../../extension/model/profile';
 import { packTimeline, type TimelinePayload, type TimelineSite } from '../../extension/protocol';
-import { encodeTimeline } from '../../extension/timeline/encode';
+import { compressTimelineBuffer, encodeTimeline } from '../../extension/timeline/encode';
 import { buildReportHtml, type WebviewBundle } from '../../extension/timeline/report';
 import type { WebviewToHost } from '../../extension/protocol';
 import { TimelineModel } from '../../webview/model';
@@ -225,6 +225,36 @@ describe.each(CASES)('timeline report of $label ($file)', ({ label, file, hasSou
       const opSelected = await page.evaluate(() => window.flagprofTimeline!.view.selected);
       expect(opSelected).toBe(payload.columns.opOf[chosen.slice]);
       expect(await page.locator('#details-launched').innerText()).toContain(chosen.name);
+    } finally {
+      await page.close();
+    }
+  });
+});
+
+describe('a gzip-compressed payload (as the editor sends it)', () => {
+  it('is inflated and shown, replacing the profile on screen', async () => {
+    const small = await importTrace(path.join(TRACES, CASES[0].file));
+    const other = await importTrace(path.join(TRACES, CASES[1].file));
+    const first = packTimeline(encodeTimeline(small, analyze(small), { title: 'first' }));
+    const second = compressTimelineBuffer(
+      packTimeline(encodeTimeline(other, analyze(other), { title: 'second', argsOnRequest: true })),
+    );
+    expect(second.byteLength).toBeLessThan(
+      packTimeline(encodeTimeline(other, analyze(other))).byteLength / 3,
+    );
+    const page = await openReport(browser, buildReportHtml(first, 'gzip', bundle), 'webview-gzip');
+    try {
+      expect(await page.evaluate(() => window.flagprofTimeline!.model.sliceCount)).toBe(small.slices.length);
+      await page.evaluate(
+        (bytes) => {
+          window.postMessage({ type: 'init', payload: new Uint8Array(bytes).buffer }, '*');
+        },
+        Array.from(new Uint8Array(second)),
+      );
+      await expect
+        .poll(() => page.evaluate(() => window.flagprofTimeline!.model.sliceCount))
+        .toBe(other.slices.length);
+      expect(await page.title()).toContain('second');
     } finally {
       await page.close();
     }

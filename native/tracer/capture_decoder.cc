@@ -1,6 +1,7 @@
 #include "capture_decoder.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstring>
 #include <string_view>
 #include <unordered_map>
@@ -634,8 +635,13 @@ class Decoder {
       base = first.first;
       offset = int64_t(first.second - first.first);
       if (last.first > first.first + 100000000ull) {
-        const double s = double(int64_t(last.second - first.second)) / double(last.first - first.first);
-        if (s > 0.9 && s < 1.1) slope = s;
+        const double span = double(last.first - first.first);
+        const double s = double(int64_t(last.second - first.second)) / span;
+        // A pair is read to within the few microseconds between its two clock reads (more on a loaded machine):
+        // a rate closer to 1 than 20 us over the span, or 10 ppm, is that error, not the clocks' (on the same clock,
+        // it would stretch every duration by it); a device clock's own rate is far beyond it.
+        const double resolution = std::max(1.0e-5, 20000.0 / span);
+        if (s > 0.9 && s < 1.1 && std::abs(s - 1.0) > resolution) slope = s;
       }
     }
     const bool affine = slope != 1.0;

@@ -143,6 +143,29 @@ describe('decodeCapture of ROCtracer captures', () => {
     expect(Number(absolute(c, c.start[0]) - T0)).toBeCloseTo(500_050_000, -1);
   });
 
+  it("takes a rate within the pairs' reading error (3 us over 0.2 s) for none: durations stay exact", () => {
+    const kernel = (start: bigint): RawRecord => ({
+      bytes: rocRecord({
+        domain: ROC_DOMAIN.hipOps,
+        op: ROC_OP.dispatch,
+        start,
+        end: start + 20_000n,
+        correlation: 1n,
+      }),
+      pointed: 'k',
+    });
+    const c = decode(
+      write([
+        header(),
+        calibrationFrame(1, V0, T0),
+        recordsFrame([kernel(V0 + 100_000_000n)]),
+        calibrationFrame(2, V0 + 200_000_000n, T0 + 200_003_000n),
+      ]),
+    );
+    expect(c.end[0] - c.start[0]).toBe(20_000);
+    expect(absolute(c, c.start[0]) - T0).toBe(100_000_000n);
+  });
+
   it('resolves an API id no names frame named to the generic label, its id kept as cid', () => {
     const c = decode(
       write([

@@ -4,6 +4,7 @@ import os
 import runpy
 import signal
 import sys
+import time
 
 from . import tracing_state
 
@@ -67,9 +68,16 @@ def _on_sigterm(signum, _frame):
     raise Terminated(signum)
 
 
+# Set when a Ctrl-C reached the script: what it then ends with (a torchrun rank's collective failing because its
+# peer was interrupted first, a library turning the KeyboardInterrupt into its own error) still counts as the
+# interruption the user asked for.
+_interrupted = []
+
+
 def _on_sigint(signum, _frame):
     """Python's own Ctrl-C (KeyboardInterrupt), taken outside profile callbacks."""
     if not _deferred(signum):
+        _interrupted.append(signum)
         raise KeyboardInterrupt
 
 
@@ -77,6 +85,7 @@ def run_script(script, before=None, module=None):
     """Runs the script, or the module as `python -m` does (after `before`, which opens the profiling window: a
     Ctrl-C there counts as the script's); returns (exit code, status, the exception it ended with or None)."""
     del _terminating[:]
+    del _interrupted[:]
     # Python's own Ctrl-C behaviour even when the launcher's parent ignored SIGINT (a background job).
     signal.signal(signal.SIGINT, _on_sigint)
     previous = signal.signal(signal.SIGTERM, _on_sigterm)
@@ -102,6 +111,11 @@ def run_script(script, before=None, module=None):
         signalled = _launcher_signal(error)
         if signalled is not None:
             return signalled + (error,)
+        if _interrupted:
+            return 130, "interrupted", error
+        follows = _signal_following_peer()
+        if follows is not None:
+            return follows + (error,)
         return 1, "exception", error
     finally:
         try:
@@ -111,6 +125,30 @@ def run_script(script, before=None, module=None):
                 signal.signal(signal.SIGHUP, previous_hup)
         except (ValueError, TypeError):
             pass
+
+
+# How long a rank of a job whose collective failed waits for the launcher's signal (below).
+PEER_GRACE_S = 1.0
+
+
+def _signal_following_peer():
+    """A rank of a torchrun job whose peer took the job's Ctrl-C (or SIGTERM) first fails in its collective
+    ("Connection closed by peer") before its own signal arrives: torchrun passes signals on rank by rank. Such a rank
+    waits a moment for it, so that it reports the interruption the user asked for rather than its peer's absence:
+    (exit code, status) of the signal that came, else None (a failure of its own)."""
+    if int(os.environ.get("WORLD_SIZE", "1") or 1) <= 1:
+        return None
+    deadline = time.monotonic() + PEER_GRACE_S
+    try:
+        while time.monotonic() < deadline and not _interrupted:
+            time.sleep(0.02)
+    except KeyboardInterrupt:
+        return 130, "interrupted"
+    except Terminated as signalled:
+        if getattr(signal, "SIGHUP", None) is not None and signalled.signum == signal.SIGHUP:
+            return 128 + int(signal.SIGHUP), "hangup"
+        return 143, "terminated"
+    return (130, "interrupted") if _interrupted else None
 
 
 def _launcher_signal(error):

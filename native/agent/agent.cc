@@ -142,6 +142,20 @@ void diagnostic(const char* code, bool gated, bool warning, const char* fmt, ...
   emitFrame(fpc::FrameDiagnostic, payload);
 }
 
+void emitDeviceIndices(const std::vector<uint32_t>& ids) {
+  if (ids.empty()) return;
+  std::string payload;
+  fpc::put32(payload, fpc::kDeviceIndexDomain);
+  fpc::put32(payload, uint32_t(ids.size()));
+  for (size_t i = 0; i < ids.size(); ++i) {
+    const std::string index = std::to_string(i);
+    fpc::put32(payload, ids[i]);
+    fpc::put32(payload, uint32_t(index.size()));
+    payload += index;
+  }
+  emitFrame(fpc::FrameNames, payload);
+}
+
 void sessionFrame(uint32_t event) {
   std::string payload;
   fpc::put32(payload, event);

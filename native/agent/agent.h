@@ -120,6 +120,9 @@ uint64_t realtimeNs();
 void diagnostic(const char* code, bool gated, bool warning, const char* fmt, ...) __attribute__((format(printf, 4, 5)));
 
 void emitFrame(uint32_t type, const std::string& payload);
+// A names frame of the device-index domain (fpc_format.h): the device id records carry, ids[i], is the process's
+// device i. Nothing is written for no ids.
+void emitDeviceIndices(const std::vector<uint32_t>& ids);
 // Writes a frame in pieces with one writev() (whole frames or a truncated last one, never interleaved).
 void writeFrameLocked(State& s, iovec* iov, int count);
 // u32 event (1 start, 2 stop), the realtime now.

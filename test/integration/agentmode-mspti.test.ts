@@ -54,6 +54,19 @@ describe('agent mode with the fake MSPTI library', () => {
   });
 });
 
+describe('physical device ids under ASCEND_RT_VISIBLE_DEVICES', () => {
+  it("shows the device CANN calls 5 as the process's device 0", () => {
+    const run = runWorkload({ ASCEND_RT_VISIBLE_DEVICES: '5,4', FLAGOS_TRACE: '0' });
+    expect(run.status, run.stderr).toBe(0);
+    const c = loadAddon().decodeCapture(path.join(run.dir, 'capture.fpc'));
+    const devices = new Set(
+      [...Array(c.length).keys()].filter((i) => c.kind[i] <= 2).map((i) => c.device[i]),
+    );
+    expect(devices).toEqual(new Set([0]));
+    expect(c.counts.kernel).toBe(12);
+  }, 120_000);
+});
+
 describe('the MSPTI binding when another subscriber owns MSPTI', () => {
   it('fails open_capture with one line saying so, instead of capturing nothing', () => {
     const dir = mkdtempSync(path.join(os.tmpdir(), 'flagprof-mspti-'));

@@ -301,24 +301,16 @@ class MsptiDeviceTracer final : public VendorTracer {
   static void deviceMap() {
     const char* visible = getenv("ASCEND_RT_VISIBLE_DEVICES");
     if (!visible || !*visible) return;
-    std::string payload, entries;
-    uint32_t count = 0, index = 0;
+    std::vector<uint32_t> physical;
     for (const char* p = visible; *p;) {
       char* end = nullptr;
-      const unsigned long physical = strtoul(p, &end, 10);
+      const unsigned long id = strtoul(p, &end, 10);
       if (end == p) break;  // not a list of ids: map nothing rather than guess
-      const std::string logical = std::to_string(index++);
-      fpc::put32(entries, uint32_t(physical));
-      fpc::put32(entries, uint32_t(logical.size()));
-      entries += logical;
-      count++;
+      physical.push_back(uint32_t(id));
       p = *end == ',' ? end + 1 : end;
       if (*end != ',') break;
     }
-    if (count == 0) return;
-    fpc::put32(payload, fpc::kDeviceIndexDomain);
-    fpc::put32(payload, count);
-    emitFrame(fpc::FrameNames, payload + entries);
+    emitDeviceIndices(physical);
   }
 
  private:

@@ -231,16 +231,9 @@ void deviceMap() {
                gpus.size());
     return;
   }
-  std::string payload, entries;
-  for (size_t i = 0; i < gpus.size(); ++i) {
-    const std::string index = std::to_string(i);
-    fpc::put32(entries, uint32_t(gpus[i]));
-    fpc::put32(entries, uint32_t(index.size()));
-    entries += index;
-  }
-  fpc::put32(payload, fpc::kDeviceIndexDomain);
-  fpc::put32(payload, uint32_t(gpus.size()));
-  emitFrame(fpc::FrameNames, payload + entries);
+  std::vector<uint32_t> ids;
+  for (uint64_t gpu : gpus) ids.push_back(uint32_t(gpu));
+  emitDeviceIndices(ids);
 }
 
 // The tool's initialize: runs inside rocprofiler_force_configure (or at the SDK's own initialisation).

@@ -156,11 +156,6 @@ std::string memcpyName(const ParsedRecord& r) { return kCopyNames[r.copyKind < k
 
 std::string memsetName(const ParsedRecord&) { return "Memset (Device)"; }
 
-std::string runtimeName(uint32_t op, const std::unordered_map<uint32_t, std::string>& resolved) {
-  auto it = resolved.find(op);
-  return it != resolved.end() && !it->second.empty() ? it->second : std::string(kGenericRuntimeName);
-}
-
 void appendMetadata(const ParsedRecord& r, std::optional<int64_t> externalId, std::map<std::string, std::string>& m) {
   if (externalId) m["External id"] = std::to_string(*externalId);
   m["correlation"] = std::to_string(r.correlation);

@@ -12,6 +12,7 @@
 
 #include "../../tracer/device_tracer.h"
 #include "../../tracer/parsed_record.h"
+#include "../roctracer/decode.h"
 
 namespace flagprof::rocprofiler {
 
@@ -26,8 +27,9 @@ using flagprof::EventContext;
 // correlation. Every other kind is Ignored. Correlation ids are 64-bit (setWideCorrelation).
 RecordClass parseRecord(const uint8_t* record, size_t size, ParsedRecord& out);
 
-// The label for a HIP API id no names frame resolved (the numeric id stays in the metadata as "cid").
-inline constexpr const char* kGenericRuntimeName = "hipRuntime";
+// HIP API ids are HIP's under both AMD APIs: an id no names frame resolved gets ROCtracer's label ("hipRuntime",
+// the numeric id kept in the metadata as "cid").
+using roctracer::kGenericRuntimeName;
 
 // "Memcpy HtoD (Host -> Device)": as Kineto names ROCm copies. rocprofiler-sdk reports no fills (a hipMemset is
 // a blit kernel dispatch); memsetName only labels what no record produces.
@@ -35,8 +37,8 @@ std::string memcpyName(const ParsedRecord& r);
 std::string memsetName(const ParsedRecord& r);
 
 // The runtime call's name: what the agent resolved with rocprofiler_query_buffer_tracing_kind_operation_name
-// after the final flush, or the label.
-std::string runtimeName(uint32_t op, const std::unordered_map<uint32_t, std::string>& resolved);
+// after the final flush, or the label (as ROCtracer's).
+using roctracer::runtimeName;
 
 // The metadata of an event under the names Kineto's ROCm traces use ("device", "stream", "correlation",
 // "External id", "kind", "grid", "block", "bytes", "memory bandwidth (GB/s)"; runtime calls "cid").

@@ -18,7 +18,7 @@ import {
 import type { TrackKind } from './shared/kinds';
 import type { KernelStat, LineStat, OpStat } from './shared/stats';
 
-export const PROTOCOL_VERSION = 2;
+export const PROTOCOL_VERSION = 3;
 
 // ---------------------------------------------------------------------------------------------------------------
 // The payload
@@ -38,6 +38,44 @@ export interface TimelineTrack {
   /** Its slices, the profiler's frames among them. */
   sliceCount: number;
 }
+
+/** One series of a counter track: its points are counterTs / counterValue [from, to), in time order. */
+export interface TimelineCounterSeries {
+  name: string;
+  from: number;
+  to: number;
+  min: number;
+  max: number;
+  /** When the series first reached its maximum (relative ns). */
+  peakNs: number;
+  /**
+   * Points in the profile. More than to - from when the payload carries the series downsampled (over
+   * MAX_COUNTER_POINTS): the minimum, maximum and last value of each of COUNTER_BUCKETS time buckets, so peaks
+   * and dips survive.
+   */
+  points: number;
+}
+
+/**
+ * A counter's row: a Chrome trace counter (ph "C", a series per args key), or the memory a device's allocator
+ * held (torch's `[memory]` events: allocated and reserved after each). Values hold until the next point.
+ */
+export interface TimelineCounterTrack {
+  /** Index in header.counters. */
+  id: number;
+  name: string;
+  /** The process whose group the row is in (a device's memory: the process of that device's streams). */
+  pid: string;
+  processName: string;
+  /** What the values count: bytes (the memory tracks) are shown as kB / MB / GB. */
+  unit: 'bytes' | 'count';
+  series: TimelineCounterSeries[];
+}
+
+/** A series with more points than this is downsampled for the payload. */
+export const MAX_COUNTER_POINTS = 100_000;
+/** Time buckets of a downsampled series: up to three points each (minimum, maximum, last). */
+export const COUNTER_BUCKETS = 32_768;
 
 /**
  * The source line a slice is attributed to: a row of tables.lines, the one line attribution the editor's hovers
@@ -73,6 +111,8 @@ export interface TimelineHeader {
   profilerLines: number[];
   /** Import warnings, one line each. */
   warnings: string[];
+  /** Counter rows: the trace's counters and each device's memory (columns counterTs / counterValue). */
+  counters: TimelineCounterTrack[];
   /** Whether linking used External ids (and why), for the details panel. */
   linking: string;
   /**
@@ -115,6 +155,9 @@ export const TIMELINE_COLUMNS = {
   /** Launch -> device flow pairs, sorted by the start of `flowFrom`. */
   flowFrom: 'i32',
   flowTo: 'i32',
+  /** Not per slice: the counter tracks' points (header.counters' series index them), relative ns and value. */
+  counterTs: 'f64',
+  counterValue: 'f64',
 } as const satisfies ColumnSpec;
 
 export type TimelineColumns = ColumnsOf<typeof TIMELINE_COLUMNS>;

@@ -4,7 +4,7 @@ import { visibleText } from '../extension/shared/text';
 import { formatDuration } from '../extension/shared/format';
 import { isDeviceKind } from '../extension/shared/kinds';
 import { el } from './dom';
-import type { TimelineModel } from './model';
+import { graphNodeOf, type TimelineModel } from './model';
 import type { RangeRow, RangeTotals } from './timeline/rangeTotals';
 import { siteKindLabel, siteKindTitle, siteText } from './sourceSite';
 
@@ -57,8 +57,8 @@ export function renderDetails(
   }
   const heading = element('h2', 'details-name', model.nameOf(slice));
   heading.id = 'details-name';
-  container.append(heading, fieldList(model, slice, actions));
   const args = model.argsOf(slice);
+  container.append(heading, fieldList(model, slice, actions, args));
   if (args === undefined) {
     container.append(
       element('h3', 'details-section', 'Args'),
@@ -72,7 +72,12 @@ export function renderDetails(
 }
 
 /** The slice's fields: category, track, times, ids, source, and the slices it is linked to. */
-function fieldList(model: TimelineModel, slice: number, actions: DetailsActions): HTMLElement {
+function fieldList(
+  model: TimelineModel,
+  slice: number,
+  actions: DetailsActions,
+  args: Record<string, unknown> | undefined,
+): HTMLElement {
   const c = model.columns;
   const table = element('dl', 'details-fields');
   const field = (label: string, value: string | Node): void => {
@@ -96,6 +101,11 @@ function fieldList(model: TimelineModel, slice: number, actions: DetailsActions)
   const runtime = c.runtimeOf[slice];
   if (op >= 0) field('Launching op', sliceLink(model, op, actions));
   if (runtime >= 0) field('Runtime call', sliceLink(model, runtime, actions));
+  const graph = graphField(model, slice, args);
+  if (graph) {
+    field(graph.label, graph.text);
+    table.lastElementChild!.id = 'details-graph';
+  }
   if (!isDeviceKind(c.kind[slice])) {
     const launched = model.launchedFrom(slice);
     if (launched.length > 0) {
@@ -108,6 +118,47 @@ function fieldList(model: TimelineModel, slice: number, actions: DetailsActions)
     }
   }
   return table;
+}
+
+/** "graph 3 · node 7", from a kernel's args (newer Kineto); undefined without a graph id. */
+function graphNodeText(args: Record<string, unknown> | undefined): string | undefined {
+  const node = graphNodeOf(args);
+  if (!node) return undefined;
+  return `graph ${node.graph}${node.node !== undefined ? ` · node ${node.node}` : ''}`;
+}
+
+/**
+ * A graph's kernel: "graph 3 · node 7, launched by cudaGraphLaunch (4 kernels in this launch)"; the launch: how
+ * many kernels it replayed and their device time (with the graph's id when its kernels' args are at hand).
+ */
+function graphField(
+  model: TimelineModel,
+  slice: number,
+  args: Record<string, unknown> | undefined,
+): { label: string; text: string } | undefined {
+  const launch = model.graphLaunchOf(slice, args);
+  if (launch < 0) {
+    // A graph's kernel whose launch is not in the trace still says which graph and node it is.
+    const where = isDeviceKind(model.columns.kind[slice]) ? graphNodeText(args) : undefined;
+    return where ? { label: 'Graph', text: `${where}, its launch not in the trace` } : undefined;
+  }
+  const kernels = model.launchedFrom(launch);
+  const count = `${kernels.length.toLocaleString('en-US')} kernel${kernels.length === 1 ? '' : 's'}`;
+  const launchName = model.nameOf(launch);
+  if (launch !== slice) {
+    const where = graphNodeText(args);
+    return {
+      label: launchName.startsWith('hip') ? 'HIP graph' : 'CUDA graph',
+      text: `${where ? `${where}, ` : ''}launched by ${launchName} (${count} in this launch)`,
+    };
+  }
+  let total = 0;
+  for (const k of kernels) total += model.columns.dur[k];
+  // In the editor the kernels' args come on request: the graph's id is named only where they are at hand.
+  const first =
+    kernels.length > 0 && !model.header.argsOnRequest ? graphNodeOf(model.argsOf(kernels[0])) : undefined;
+  const which = first ? `graph ${first.graph}: ` : '';
+  return { label: 'Graph launch', text: `${which}${count} · ${formatDuration(total)} device time` };
 }
 
 /** The line the one attribution charges the slice to (what the editor's hover shows), with how it was found. */

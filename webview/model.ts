@@ -9,6 +9,7 @@ import {
   buildLanes,
   type LaneColumns,
   type TimelineColumns,
+  type TimelineCounterTrack,
   type TimelineHeader,
   type TimelinePayload,
   type TimelineSite,
@@ -16,6 +17,7 @@ import {
 } from '../extension/protocol';
 import { isDeviceKind, isLaunchKind, SLICE_KIND_NAMES } from '../extension/shared/kinds';
 import { LaneLod } from './lod';
+import { SeriesLod } from './timeline/counters';
 
 export interface Lane {
   readonly index: number;
@@ -55,12 +57,16 @@ export class TimelineModel {
   private readonly onProfilerTrack: Uint8Array | undefined;
   /** Track ids that hold nothing but Kineto's own markers. */
   readonly profilerTracks: ReadonlySet<number>;
+  /** The counter rows (header.counters), and each one's series with their levels of detail, built on first use. */
+  readonly counters: readonly TimelineCounterTrack[];
+  private readonly counterLods = new Map<number, SeriesLod[]>();
 
   constructor(payload: TimelinePayload) {
     this.header = payload.header;
     this.columns = payload.columns;
     this.strings = payload.header.strings;
     this.trackById = new Map(this.header.tracks.map((t) => [t.id, t]));
+    this.counters = this.header.counters ?? [];
     const frames = this.columns.profilerFrames;
     if (frames.length > 0) {
       this.profilerFrame = new Uint8Array(this.header.sliceCount);
@@ -80,6 +86,16 @@ export class TimelineModel {
     }
     this.withoutProfilerFrames = laneSet(this.header, this.columns, this.columns);
     this.current = this.withoutProfilerFrames;
+  }
+
+  /** A counter row's series, each with its levels of detail. */
+  seriesOf(counter: TimelineCounterTrack): SeriesLod[] {
+    let lods = this.counterLods.get(counter.id);
+    if (!lods) {
+      lods = counter.series.map((s) => new SeriesLod(s, this.columns));
+      this.counterLods.set(counter.id, lods);
+    }
+    return lods;
   }
 
   get lanes(): Lane[] {
@@ -281,6 +297,20 @@ export class TimelineModel {
     return list.length > limit ? list.slice(0, limit) : list;
   }
 
+  /**
+   * The graph launch `slice` is part of: itself for a call that replays a graph, the call that launched it for one
+   * of the kernels that call replayed (told by the call's name, or by the kernel's "graph id" when the runtime's
+   * name is one we do not know); -1 otherwise.
+   */
+  graphLaunchOf(slice: number, args?: Record<string, unknown>): number {
+    const { kind, runtimeOf } = this.columns;
+    if (isLaunchKind(kind[slice])) return isGraphLaunchName(this.nameOf(slice)) ? slice : -1;
+    if (!isDeviceKind(kind[slice])) return -1;
+    const launch = runtimeOf[slice];
+    if (launch < 0) return -1;
+    return isGraphLaunchName(this.nameOf(launch)) || graphNodeOf(args) ? launch : -1;
+  }
+
   /** Slices whose name matches, sorted by start; hidden profiler frames are not among them. */
   search(
     pattern: string,
@@ -311,6 +341,21 @@ export class TimelineModel {
     }
     return best;
   }
+}
+
+/** Whether a runtime or driver call replays a graph: cudaGraphLaunch, hipGraphLaunch, the driver's cuGraphLaunch. */
+export function isGraphLaunchName(name: string): boolean {
+  return /^(cuda|hip|cu)GraphLaunch/.test(name);
+}
+
+/** A kernel's "graph id" and "graph node id" args (newer Kineto writes them for a graph's kernels), if any. */
+export function graphNodeOf(
+  args: Record<string, unknown> | undefined,
+): { graph: string; node: string | undefined } | undefined {
+  const graph = args?.['graph id'];
+  if (graph === undefined || graph === null || graph === '') return undefined;
+  const node = args?.['graph node id'];
+  return { graph: String(graph), node: node === undefined || node === null ? undefined : String(node) };
 }
 
 /** First k with start[order[k]] >= t, order sorted by start. */

@@ -374,8 +374,9 @@ function idArgs(profile: Profile, i: number): string {
 }
 
 /**
- * An op's call site as args: "Call site" (file:line:column of the user's expression) with "Call site kind" where
- * the line is not the exact expression ('function', 'backward'), and the chain as Kineto's "Call stack"
+ * An op's call site as args: "Call site" (file:line:column of the user's expression), "Call site end"
+ * (endLine:endColumn of its span), "Call site function", "Call site kind" where the line is not the exact
+ * expression ('function', 'backward') — the importer reads these back whole — and the chain as Kineto's "Call stack"
  * ("file(line): function;…", innermost first), which the product reads back as exact lines. A chain holding a
  * function-level frame gets no Call stack (a def line is not a line that ran); a chain read from the trace's own
  * Call stack is in the args already.
@@ -385,6 +386,9 @@ function siteFields(chain: readonly SourceFrame[]): string {
   if (!inner || inner.kind === 'trace') return '';
   const at = `${inner.file}:${inner.line}${inner.column === undefined ? '' : `:${inner.column}`}`;
   let fields = `"Call site":${JSON.stringify(at)}`;
+  if (inner.endLine !== undefined && inner.endColumn !== undefined)
+    fields += `,"Call site end":"${inner.endLine}:${inner.endColumn}"`;
+  if (inner.function) fields += `,"Call site function":${JSON.stringify(inner.function)}`;
   if (inner.kind) fields += `,"Call site kind":${JSON.stringify(inner.kind)}`;
   const readable = chain.every(
     (f) => f.kind !== 'function' && !f.file.includes(';') && !f.function.includes(';'),

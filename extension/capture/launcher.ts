@@ -36,6 +36,78 @@ export const CAPTURE_MODES: readonly CaptureMode[] = ['auto', 'kineto', 'agent',
 
 export type CapturePhase = 'starting' | 'running' | 'exporting' | 'done';
 
+/**
+ * torch.profiler's step schedule, counted in the script's optimizer steps (the agent's schedule.py): `wait` steps
+ * skipped, `warmup` warmed up, `active` recorded, the cycle run `repeat` times (0: until the run ends, as torch).
+ */
+export interface StepSchedule {
+  wait: number;
+  warmup: number;
+  active: number;
+  repeat: number;
+}
+
+const SCHEDULE_FIELDS = ['wait', 'warmup', 'active', 'repeat'] as const;
+const SCHEDULE_FORM = 'wait=W,warmup=U,active=A[,repeat=R] (or W,U,A[,R])';
+const MAX_SCHEDULE_STEPS = 2 ** 31;
+
+/** A schedule that cannot run: the message names the field and what it must be (the agent words it the same). */
+export class ScheduleError extends Error {}
+
+function scheduleCount(field: string, word: string): number {
+  if (!/^[0-9]+$/.test(word)) {
+    const shown = word.length > 40 ? `${word.slice(0, 40)}…` : word;
+    throw new ScheduleError(`${field} must be a whole number of steps ≥ 0, got '${shown}'`);
+  }
+  const value = Number(word);
+  if (value > MAX_SCHEDULE_STEPS)
+    throw new ScheduleError(`${field} must be at most ${MAX_SCHEDULE_STEPS} steps`);
+  return value;
+}
+
+/** `wait=2,warmup=1,active=3[,repeat=R]` or `2,1,3[,R]`; throws ScheduleError with one line otherwise. */
+export function parseStepSchedule(text: string): StepSchedule {
+  if (text.trim() === '') throw new ScheduleError(`expected ${SCHEDULE_FORM}, got nothing`);
+  const words = text.split(',').map((word) => word.trim());
+  const named = words.filter((word) => word.includes('=')).length;
+  if (named > 0 && named < words.length)
+    throw new ScheduleError('use either wait=W,warmup=U,active=A[,repeat=R] or W,U,A[,R], not both');
+  const values: Partial<Record<(typeof SCHEDULE_FIELDS)[number], number>> = {};
+  if (named > 0) {
+    for (const word of words) {
+      const at = word.indexOf('=');
+      const key = word.slice(0, at).trim();
+      const field = SCHEDULE_FIELDS.find((f) => f === key);
+      if (!field)
+        throw new ScheduleError(
+          `unknown field '${key.slice(0, 40)}' (expected ${SCHEDULE_FIELDS.join(', ')})`,
+        );
+      if (values[field] !== undefined) throw new ScheduleError(`${field} given twice`);
+      values[field] = scheduleCount(field, word.slice(at + 1).trim());
+    }
+    for (const field of SCHEDULE_FIELDS.slice(0, 3))
+      if (values[field] === undefined)
+        throw new ScheduleError(`${field} is missing (expected wait=W,warmup=U,active=A[,repeat=R])`);
+  } else {
+    if (words.length < 3 || words.length > 4)
+      throw new ScheduleError(`expected 3 or 4 numbers W,U,A[,R], got ${words.length}`);
+    words.forEach((word, i) => (values[SCHEDULE_FIELDS[i]] = scheduleCount(SCHEDULE_FIELDS[i], word)));
+  }
+  const schedule = {
+    wait: values.wait ?? 0,
+    warmup: values.warmup ?? 0,
+    active: values.active ?? 0,
+    repeat: values.repeat ?? 0,
+  };
+  if (schedule.active < 1) throw new ScheduleError('active must be ≥ 1');
+  return schedule;
+}
+
+/** The schedule as the agent's --schedule reads it. */
+export function stepScheduleText(schedule: StepSchedule): string {
+  return SCHEDULE_FIELDS.map((field) => `${field}=${schedule[field]}`).join(',');
+}
+
 export interface ProgressEvent {
   phase: CapturePhase;
   elapsedS?: number;
@@ -58,6 +130,8 @@ export interface CaptureOptions {
   mode?: CaptureMode;
   delayS?: number;
   durationS?: number;
+  /** Records the steps torch.profiler's schedule picks, a step ending at each optimizer step (not with delayS/durationS). */
+  schedule?: StepSchedule;
   /** Record every allocation and free (torch.profiler's profile_memory): `[memory]` events in the trace. */
   profileMemory?: boolean;
   /** FLAGOS_TRACE=1 in the child (default on); off removes it from the child's environment. */
@@ -240,6 +314,7 @@ export function agentArgs(options: CaptureOptions): string[] {
   if (options.delayS !== undefined) args.push('--delay', String(options.delayS));
   if (options.durationS !== undefined) args.push('--duration', String(options.durationS));
   if (options.segmentS !== undefined) args.push('--segment', String(options.segmentS));
+  if (options.schedule) args.push('--schedule', stepScheduleText(options.schedule));
   if (options.profileMemory) args.push('--profile-memory');
   args.push('--', ...(options.module ? ['-m', options.module] : [options.script]), ...(options.args ?? []));
   return args;

@@ -1,10 +1,13 @@
 /**
- * Multi-process sessions (`flagprof profile -- torchrun ...`): the launcher's session folder holds one part per
- * worker, SESSION/ranks/<RANK>/, each a whole session of its own (session.json, trace.json.gz, sites*.json).
+ * Multi-process runs, opened rank by rank: a session of `flagprof profile -- torchrun ...` holds one part per
+ * worker, SESSION/ranks/<RANK>/, each a whole session of its own (session.json, trace.json.gz, sites*.json); a
+ * folder of Kineto traces from elsewhere holds one trace per rank (worker<R>_….pt.trace.json.gz, as torch's
+ * tensorboard_trace_handler writes them).
  */
-import { existsSync, readdirSync } from 'node:fs';
+import { existsSync, readdirSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { analyze } from '../analysis/analyze';
+import { rankCollectives, type RankCollectives } from '../analysis/collectives';
 import { buildSummary, type SummaryJson } from '../analysis/summary';
 import { ImportError } from '../import/errors';
 import { locateSession, openProfile, type OpenedProfile } from './open';
@@ -55,6 +58,91 @@ export async function openRanks(folder: string): Promise<OpenedRank[]> {
   return opened;
 }
 
+/** Kineto traces as files are named: `.json`, `.json.gz` (`.pt.trace.json.gz` included). */
+const TRACE_FILE = /\.json(\.gz)?$/i;
+
+/** The trace files of a folder of rank traces, by name; [] for a session folder or a folder without traces. */
+export function rankTraceFiles(folder: string): string[] {
+  let names: string[];
+  try {
+    if (existsSync(path.join(folder, SESSION_FILES.session))) return [];
+    names = readdirSync(folder);
+  } catch {
+    return [];
+  }
+  return names
+    .filter((n) => TRACE_FILE.test(n))
+    .sort((a, b) => a.localeCompare(b, 'en', { numeric: true }))
+    .map((n) => path.join(folder, n))
+    .filter((file) => {
+      try {
+        return statSync(file).isFile();
+      } catch {
+        return false;
+      }
+    });
+}
+
+/**
+ * A rank number a file name carries: after "rank" or "worker" (worker3_step_12.….pt.trace.json.gz), else its
+ * first number; undefined for none.
+ */
+export function rankInFileName(file: string): number | undefined {
+  const name = path.basename(file);
+  const named = /(?:rank|worker)[_-]?(\d+)/i.exec(name) ?? /(\d+)/.exec(name);
+  return named ? Number(named[1]) : undefined;
+}
+
+/**
+ * Every trace of a folder of rank traces, opened, with its rank: the trace's distributedInfo.rank, else a number
+ * in its file name, else its place in the folder. A trace that cannot be opened says why and the others still
+ * open; two traces of one rank are refused (which one would the collectives match?).
+ */
+export async function openRankTraces(folder: string): Promise<OpenedRank[]> {
+  const files = rankTraceFiles(folder);
+  if (files.length === 0)
+    throw new ImportError(folder, undefined, 'no Kineto traces (*.json, *.json.gz) in this folder');
+  const opened: { file: string; opened?: OpenedProfile; problem?: string }[] = [];
+  for (const file of files) {
+    try {
+      opened.push({ file, opened: await openProfile(file) });
+    } catch (error) {
+      if (!(error instanceof ImportError)) throw error;
+      opened.push({ file, problem: error.message });
+    }
+  }
+  const traceRank = (o: (typeof opened)[number]): number | undefined => {
+    const rank = (o.opened?.profile.metadata.distributedInfo as { rank?: unknown } | undefined)?.rank;
+    return typeof rank === 'number' && Number.isInteger(rank) ? rank : undefined;
+  };
+  const fromTrace = opened.map(traceRank);
+  const fromName = opened.map((o) => rankInFileName(o.file));
+  const distinct = (ranks: (number | undefined)[]): boolean =>
+    ranks.every((r) => r !== undefined) && new Set(ranks).size === ranks.length;
+  // One rule for the whole folder, so that ranks never mix numbering schemes.
+  const ranks = distinct(fromTrace) ? fromTrace : distinct(fromName) ? fromName : undefined;
+  const claimed = new Map<number, string>();
+  opened.forEach((o, i) => {
+    const rank = fromTrace[i];
+    if (rank === undefined) return;
+    const other = claimed.get(rank);
+    if (other !== undefined)
+      throw new ImportError(
+        folder,
+        undefined,
+        `two traces of rank ${rank} (distributedInfo.rank): ${path.basename(other)} and ${path.basename(o.file)}; keep one trace per rank`,
+      );
+    claimed.set(rank, o.file);
+  });
+  const parts = opened.map((o, i) => ({
+    rank: String(ranks ? ranks[i] : i),
+    folder: o.file,
+    opened: o.opened,
+    problem: o.problem,
+  }));
+  return parts.sort((a, b) => Number(a.rank) - Number(b.rank));
+}
+
 /** Op and kernel names of collectives: NCCL/RCCL/HCCL, gloo, c10d ops and the profiler's comms records. */
 export const COLLECTIVE =
   /nccl|rccl|hccl|gloo|c10d|record_param_comms|all_?reduce|all_?gather|reduce_?scatter/i;
@@ -67,11 +155,17 @@ export interface RankStats {
   deviceUs: number;
   /** Self time of collective ops (CPU) plus collective kernels (device): self times, so nesting is counted once. */
   collectiveUs: number;
+  /** The rank's collectives (collectives.ts): instances, union, exposed communication. */
+  collectives: RankCollectives;
+  /** The profile's originNs, so that ranks' times can be compared. */
+  originNs: bigint;
   summary: SummaryJson;
 }
 
 export function rankStats(rank: OpenedRank & { opened: OpenedProfile }): RankStats {
-  const summary = buildSummary(analyze(rank.opened.profile), { steps: true, memory: false });
+  // One analysis for both: the summary and the collectives read the same links.
+  const analysis = analyze(rank.opened.profile);
+  const summary = buildSummary(analysis, { steps: true, memory: false });
   const document = rank.opened.source.kind === 'session' ? rank.opened.source.session?.document : undefined;
   // The script's own time (from its first line to its end), else the agent's.
   const wall = document?.scriptTimeS ?? document?.wallTimeS;
@@ -84,6 +178,8 @@ export function rankStats(rank: OpenedRank & { opened: OpenedProfile }): RankSta
     collectiveUs:
       sum(summary.ops.filter((o) => COLLECTIVE.test(o.name)).map((o) => o.cpu_self_us)) +
       sum(summary.kernels.filter((k) => COLLECTIVE.test(k.name)).map((k) => k.total_us)),
+    collectives: rankCollectives(analysis),
+    originNs: rank.opened.profile.originNs,
     summary,
   };
 }

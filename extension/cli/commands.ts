@@ -32,15 +32,17 @@ const TRACE_INPUT =
 
 /** What `flagprof COMMAND --help` prints: the usage line, what the command does, its options. */
 export const HELP: Record<string, string> = {
-  summary: `usage: flagprof summary TRACE|SESSION [--json] [--top N]
+  summary: `usage: flagprof summary TRACE|SESSION|FOLDER [--json] [--top N] [--ranks]
 
 Ops, kernels and source lines by device time (by CPU time when the profile has no device activity); a Steps
 table when the trace has ProfilerStep#N spans, a Memory section when it recorded allocations (profile --memory).
 ${TRACE_INPUT}
+FOLDER holds one Kineto trace per rank (*.json, *.json.gz; the rank from distributedInfo.rank, else the file name).
 
 options:
   --json       the summary as JSON
   --top N      rows per table (default 15)
+  --ranks      the ranks side by side: exposed communication, stragglers, the most waited-for collectives
   -h, --help   this help
 `,
   check: `usage: flagprof check TRACE|SESSION [--baseline FILE] [--platform NAME] [--json | --markdown]
@@ -75,9 +77,10 @@ options:
   --out FILE   where to write the baseline (JSON)
   -h, --help   this help
 `,
-  report: `usage: flagprof report TRACE|SESSION --out FILE.html
+  report: `usage: flagprof report TRACE|SESSION|FOLDER --out FILE.html
 
-The timeline as one self-contained HTML file (it loads nothing from elsewhere).
+The timeline as one self-contained HTML file (it loads nothing from elsewhere). A run of several processes (a
+torchrun session, a folder of rank traces) is one timeline with a track group per rank, on their own clocks.
 ${TRACE_INPUT}
 
 options:
@@ -95,6 +98,9 @@ options:
   --mode M             auto, kineto, agent or cpu (default auto)
   --delay S            seconds before profiling begins (default: from the start)
   --duration S         seconds of profiling (default: until the script ends)
+  --schedule W,U,A[,R] record the steps torch.profiler's schedule(wait, warmup, active, repeat) picks; a step
+                       ends at each optimizer step (also wait=W,warmup=U,active=A[,repeat=R]; not with
+                       --delay/--duration)
   --memory             record allocations and frees (torch profile_memory): a Memory section in the summary
   --keep N             sessions kept under .flagprof/sessions (default 10)
   --top N              rows per table of the summary (default 15)

@@ -7,7 +7,15 @@ import path from 'node:path';
 import { analyze } from '../analysis/analyze';
 import { buildSummary } from '../analysis/summary';
 import { findInterpreter, InterpreterError, noTorchFix } from '../capture/interpreter';
-import { CAPTURE_MODES, SessionBusyError, startCapture, type CaptureMode } from '../capture/launcher';
+import {
+  CAPTURE_MODES,
+  parseStepSchedule,
+  ScheduleError,
+  SessionBusyError,
+  startCapture,
+  type CaptureMode,
+  type StepSchedule,
+} from '../capture/launcher';
 import { locateSession, openProfile, type SessionSource } from '../capture/open';
 import { createSessionDir, pruneSessions } from '../capture/sessions';
 import { ImportError } from '../import/errors';
@@ -17,7 +25,7 @@ import { parseCommandArgs } from './errors';
 import { isMultiRank, renderRanks, renderSummary } from './summary';
 
 const USAGE =
-  'usage: flagprof profile [--out DIR] [--python PY] [--mode auto|kineto|agent|cpu] [--delay S] [--duration S] [--segment S] [--memory] [--preload LIB]... [--json] [--keep N] [--no-flagos-trace] -- script.py|-m module|torchrun ... [args...]';
+  'usage: flagprof profile [--out DIR] [--python PY] [--mode auto|kineto|agent|cpu] [--delay S] [--duration S] [--schedule W,U,A[,R]] [--segment S] [--memory] [--preload LIB]... [--json] [--keep N] [--no-flagos-trace] -- script.py|-m module|torchrun ... [args...]';
 
 /** The modules that launch one worker per rank: each worker is profiled into SESSION/ranks/<rank>/. */
 const RANK_LAUNCHERS = new Set(['torch.distributed.run', 'torch.distributed.launch']);
@@ -56,6 +64,7 @@ const VALUE_OPTIONS = new Set([
   '--mode',
   '--delay',
   '--duration',
+  '--schedule',
   '--segment',
   '--preload',
   '--keep',
@@ -99,6 +108,27 @@ function seconds(name: string, text: string | undefined, allowZero: boolean): nu
   return value;
 }
 
+/** --schedule, checked; a window in seconds and one in steps have no one meaning together. */
+function stepSchedule(
+  text: string | undefined,
+  delayS: number | undefined,
+  durationS: number | undefined,
+): StepSchedule | undefined {
+  if (text === undefined) return undefined;
+  let schedule: StepSchedule;
+  try {
+    schedule = parseStepSchedule(text);
+  } catch (error) {
+    if (error instanceof ScheduleError) throw new UserError(`--schedule: ${error.message}`);
+    throw error;
+  }
+  if (delayS !== undefined || durationS !== undefined)
+    throw new UserError(
+      `--schedule cannot be combined with ${delayS !== undefined ? '--delay' : '--duration'}: the schedule picks the steps itself`,
+    );
+  return schedule;
+}
+
 export const DEFAULT_SESSIONS_ROOT = path.join('.flagprof', 'sessions');
 
 /** The command's own words, checked: what to run and how. */
@@ -112,6 +142,7 @@ function profileOptions(argv: string[]) {
       mode: { type: 'string' },
       delay: { type: 'string' },
       duration: { type: 'string' },
+      schedule: { type: 'string' },
       segment: { type: 'string' },
       preload: { type: 'string', multiple: true },
       keep: { type: 'string' },
@@ -134,6 +165,7 @@ function profileOptions(argv: string[]) {
   const delayS = seconds('--delay', values.delay, true);
   const durationS = seconds('--duration', values.duration, false);
   const segmentS = seconds('--segment', values.segment, true);
+  const schedule = stepSchedule(values.schedule, delayS, durationS);
   // Each one must be a file: ld.so only warns about a missing preload, and the run would silently lack it.
   const preload = (values.preload ?? []).map((lib) => {
     const file = path.resolve(lib);
@@ -156,6 +188,7 @@ function profileOptions(argv: string[]) {
     mode,
     delayS,
     durationS,
+    schedule,
     segmentS,
     keep,
     top,
@@ -186,6 +219,7 @@ async function runAgent(options: ProfileOptions, python: string, sessionDir: str
       mode: options.mode,
       delayS: options.delayS,
       durationS: options.durationS,
+      schedule: options.schedule,
       segmentS: options.segmentS,
       profileMemory: options.memory,
       flagosTrace: options.flagosTrace,

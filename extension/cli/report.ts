@@ -1,7 +1,7 @@
 import { statSync, writeFileSync } from 'node:fs';
 import * as path from 'node:path';
 import { analyze } from '../analysis/analyze';
-import { openProfile } from '../capture/open';
+import { openRun } from '../capture/merged';
 import { memoryBudgetProblem } from '../timeline/budget';
 import { encodeTimelineBuffer } from '../timeline/encode';
 import { buildReportHtml, loadWebviewBundle } from '../timeline/report';
@@ -11,10 +11,11 @@ import { UserError } from '../import/errors';
 import { parseCommandArgs } from './errors';
 import { formatBytes, formatCount } from '../shared/format';
 
-const USAGE = 'usage: flagprof report TRACE|SESSION --out report.html';
+const USAGE = 'usage: flagprof report TRACE|SESSION|FOLDER --out report.html';
 
 export const reportCommand: CliCommand = {
-  synopsis: 'report TRACE|SESSION --out FILE.html   the timeline as one self-contained HTML file',
+  synopsis:
+    'report TRACE|SESSION|FOLDER --out FILE.html   the timeline as one self-contained HTML file (every rank of a run)',
   async run(argv) {
     const parsed = parseCommandArgs(argv, { out: { type: 'string', short: 'o' } }, USAGE);
     const [target, ...extra] = parsed.positionals;
@@ -35,7 +36,8 @@ export const reportCommand: CliCommand = {
       if (error instanceof UserError) throw error;
       // A missing target is reported by openProfile with the usual wording.
     }
-    const { profile } = await openProfile(target);
+    // A run of several processes (torchrun, a folder of rank traces) is one timeline, a track group per rank.
+    const { profile } = await openRun(target);
     const analysis = analyze(profile);
     const title = path.basename(path.resolve(target));
     const payload = encodeTimelineBuffer(profile, analysis, { title, source: path.resolve(target) });

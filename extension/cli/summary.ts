@@ -2,7 +2,20 @@ import { analyze } from '../analysis/analyze';
 import { LINE_KIND_LABELS } from '../analysis/lines';
 import { buildSummary, type MemoryJson, type StepsJson, type SummaryJson } from '../analysis/summary';
 import { openProfile } from '../capture/open';
-import { openRanks, rankFolders, rankStats, type RankStats } from '../capture/ranks';
+import {
+  openRankTraces,
+  openRanks,
+  rankFolders,
+  rankTraceFiles,
+  rankStats,
+  type RankStats,
+} from '../capture/ranks';
+import {
+  matchCollectives,
+  type CrossRankCollectives,
+  type MatchedCollective,
+} from '../analysis/ranksCollectives';
+import type { MessageSize } from '../analysis/collectives';
 import { existsSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { terminalText } from '../shared/text';
@@ -12,11 +25,11 @@ import { parseCommandArgs } from './errors';
 import { formatBytes, formatUs } from '../shared/format';
 import { formatTable } from './format';
 
-const SUMMARY_USAGE = 'usage: flagprof summary TRACE|SESSION [--json] [--top N] [--ranks]';
+const SUMMARY_USAGE = 'usage: flagprof summary TRACE|SESSION|FOLDER [--json] [--top N] [--ranks]';
 
 export const summaryCommand: CliCommand = {
   synopsis:
-    'summary TRACE|SESSION [--json] [--top N] [--ranks]   ops, kernels, source lines, steps and memory by device time',
+    'summary TRACE|SESSION|FOLDER [--json] [--top N] [--ranks]   ops, kernels, source lines, steps and memory by device time',
   async run(argv) {
     const parsed = parseCommandArgs(
       argv,
@@ -30,7 +43,9 @@ export const summaryCommand: CliCommand = {
       throw new UserError(`--top: expected a positive integer, got '${parsed.values.top}'`);
     const multi = isMultiRank(target);
     if (parsed.values.ranks && !multi)
-      throw new UserError(`${target}: not a multi-process session (no ranks/ parts): --ranks needs one`);
+      throw new UserError(
+        `${target}: not a multi-process session (no ranks/ parts) nor a folder of rank traces: --ranks needs one`,
+      );
     if (multi) {
       const json = parsed.values.json === true;
       process.stdout.write(await renderRanks(target, { top, table: parsed.values.ranks === true, json }));
@@ -214,7 +229,7 @@ function ratio(value: number, base: number): string {
   return `${(value / base).toFixed(2)}×`;
 }
 
-/** A session folder of a multi-process run: ranks/ parts and no trace of its own. */
+/** A session folder of a multi-process run (ranks/ parts, no trace of its own), or a folder of rank traces. */
 export function isMultiRank(target: string): boolean {
   let folder = false;
   try {
@@ -222,70 +237,228 @@ export function isMultiRank(target: string): boolean {
   } catch {
     return false;
   }
-  return folder && !existsSync(path.join(target, 'trace.json.gz')) && rankFolders(target).length > 0;
+  if (!folder || existsSync(path.join(target, 'trace.json.gz'))) return false;
+  return rankFolders(target).length > 0 || rankTraceFiles(target).length > 0;
 }
 
 /**
- * A multi-process session: one summary per rank, or (`table`) one row per rank with the slowest named. A part
- * that cannot be opened gets its line saying why.
+ * A multi-process run: one summary per rank, or (`table`) one row per rank with the slowest named, then the
+ * collectives matched across the ranks. A part that cannot be opened gets its line saying why.
  */
 export async function renderRanks(
   folder: string,
   options: { top: number; table: boolean; json: boolean },
 ): Promise<string> {
-  const ranks = await openRanks(folder);
+  const ranks = rankFolders(folder).length > 0 ? await openRanks(folder) : await openRankTraces(folder);
   const stats: RankStats[] = [];
   const out: string[] = [];
   for (const rank of ranks) {
     if (!rank.opened) {
-      out.push(`rank ${terminalText(rank.rank)}: ${terminalText(rank.problem ?? 'no profile')}`);
+      const line = `rank ${terminalText(rank.rank)}: ${terminalText(rank.problem ?? 'no profile')}`;
+      // In --json the document stays parseable: the problem goes to stderr.
+      if (options.json) process.stderr.write(`flagprof: warning: ${line}\n`);
+      else out.push(line);
       continue;
     }
     stats.push(rankStats({ ...rank, opened: rank.opened }));
   }
-  if (options.json)
-    return `${JSON.stringify({ ranks: stats.map((r) => rankJson(r, !options.table)) }, null, 1)}\n`;
-  if (options.table) out.push(...renderRankTable(stats));
+  const across = matchCollectives(
+    stats.map((r) => ({ rank: r.rank, originNs: r.originNs, collectives: r.collectives })),
+  );
+  if (options.json) return `${JSON.stringify(ranksJson(stats, across, !options.table), null, 1)}\n`;
+  if (options.table)
+    out.push(...renderRankTable(stats, across), ...renderCollectives(stats, across, options.top));
   else for (const r of stats) out.push(rankHeading(r), renderSummary(r.summary, options.top));
   return `${out.join('\n')}\n`;
 }
 
-function rankJson(r: RankStats, withSummary: boolean) {
+const us = (ns: number): number => ns / 1e3;
+
+function ranksJson(stats: RankStats[], across: CrossRankCollectives, withSummary: boolean) {
+  const waits = new Map(across.perRank.map((w) => [w.rank, w]));
   return {
-    rank: r.rank,
-    wall_s: r.wallS,
-    cpu_ops_us: r.cpuOpsUs,
-    device_us: r.deviceUs,
-    collective_us: r.collectiveUs,
-    ...(withSummary ? { summary: r.summary } : {}),
+    ranks: stats.map((r) => {
+      const c = r.collectives;
+      const w = waits.get(r.rank);
+      return {
+        rank: r.rank,
+        wall_s: r.wallS,
+        cpu_ops_us: r.cpuOpsUs,
+        device_us: r.deviceUs,
+        collective_us: r.collectiveUs,
+        communication: {
+          device: c.device,
+          instances: c.instances.length,
+          union_us: us(c.unionNs),
+          exposed_us: us(c.exposedNs),
+          exposed_share: c.unionNs > 0 ? c.exposedNs / c.unionNs : 0,
+          overlap_share: c.overlapShare,
+          sum_us: us(c.sumNs),
+          ...(c.note ? { note: c.note } : {}),
+        },
+        straggler_count: w?.stragglerCount ?? 0,
+        wait_caused_us: us(w?.waitCausedNs ?? 0),
+        wait_suffered_us: us(w?.waitSufferedNs ?? 0),
+        ...(withSummary ? { summary: r.summary } : {}),
+      };
+    }),
+    collectives: across.matched.map(collectiveJson),
+    unmatched_collectives: across.unmatched,
+    clock_skew: {
+      reference: across.skew.reference,
+      offsets: across.skew.offsets.map((o) => ({ rank: o.rank, offset_us: us(o.offsetNs) })),
+      median_duration_us: us(across.skew.medianDurationNs),
+      ...(across.skew.note ? { note: across.skew.note } : {}),
+    },
+  };
+}
+
+function collectiveJson(c: MatchedCollective) {
+  return {
+    name: c.name,
+    group: c.group,
+    ...(c.groupRanks !== undefined ? { group_ranks: c.groupRanks } : {}),
+    ...(c.groupDescription !== undefined ? { group_description: c.groupDescription } : {}),
+    index: c.index,
+    part: c.part,
+    ...(c.size ? { size: sizeJson(c.size) } : {}),
+    straggler: c.straggler,
+    max_wait_us: us(c.maxWaitNs),
+    total_wait_us: us(c.totalWaitNs),
+    duration_us: { min: us(c.durationNs.min), median: us(c.durationNs.median), max: us(c.durationNs.max) },
+    // Times from the start of the earliest rank's trace, so that ranks read on one axis.
+    ranks: c.ranks.map((r) => ({
+      rank: r.rank,
+      start_us: us(r.startNs),
+      end_us: us(r.endNs),
+      duration_us: us(r.durationNs),
+      wait_us: us(r.waitNs),
+    })),
+  };
+}
+
+function sizeJson(size: MessageSize) {
+  return {
+    in_elements: size.inElements,
+    out_elements: size.outElements,
+    in_bytes: size.inBytes,
+    out_bytes: size.outBytes,
+    dtype: size.dtype,
+    group_size: size.groupSize,
+    from: size.from,
   };
 }
 
 function rankHeading(r: RankStats): string {
   const wall = r.wallS === undefined ? '—' : `${r.wallS.toFixed(3)} s`;
-  return `== rank ${terminalText(r.rank)}: wall ${wall}, CPU in ops ${formatUs(r.cpuOpsUs)}, device ${formatUs(r.deviceUs)}, collectives ${formatUs(r.collectiveUs)} ==`;
+  const c = r.collectives;
+  const comm =
+    c.instances.length > 0 ? `, comm ${formatUs(us(c.unionNs))} (exposed ${formatUs(us(c.exposedNs))})` : '';
+  return `== rank ${terminalText(r.rank)}: wall ${wall}, CPU in ops ${formatUs(r.cpuOpsUs)}, device ${formatUs(r.deviceUs)}, collectives ${formatUs(r.collectiveUs)}${comm} ==`;
+}
+
+function share(part: number, whole: number): string {
+  return whole > 0 ? `${((100 * part) / whole).toFixed(1)}%` : '—';
 }
 
 /** The table across ranks, then the slowest rank (by the script's wall time). */
-function renderRankTable(stats: RankStats[]): string[] {
+function renderRankTable(stats: RankStats[], across: CrossRankCollectives): string[] {
   const slowest = stats.reduce<RankStats | undefined>(
     (worst, r) =>
       r.wallS !== undefined && (worst?.wallS === undefined || r.wallS > worst.wallS) ? r : worst,
     undefined,
   );
+  const waits = new Map(across.perRank.map((w) => [w.rank, w]));
   const rows = stats.map((r) => [
     `${r.rank}${r === slowest && stats.length > 1 ? ' (slowest)' : ''}`,
     r.wallS === undefined ? '—' : `${r.wallS.toFixed(3)} s`,
     formatUs(r.cpuOpsUs),
     formatUs(r.deviceUs),
     formatUs(r.collectiveUs),
-    r.cpuOpsUs + r.deviceUs > 0 ? `${((100 * r.collectiveUs) / (r.cpuOpsUs + r.deviceUs)).toFixed(1)}%` : '—',
+    share(r.collectiveUs, r.cpuOpsUs + r.deviceUs),
+    formatUs(us(r.collectives.unionNs)),
+    formatUs(us(r.collectives.exposedNs)),
+    share(r.collectives.exposedNs, r.collectives.unionNs),
+    String(waits.get(r.rank)?.stragglerCount ?? 0),
   ]);
   const lines = [
-    `Ranks (${stats.length}; collectives: nccl/gloo/c10d ops and kernels, self time)`,
-    formatTable(['rank', 'wall', 'CPU in ops', 'device', 'collectives', 'in collectives'], rows),
+    `Ranks (${stats.length}; collectives: nccl/gloo/c10d ops and kernels, self time; comm: the collectives' ` +
+      'time as a union; exposed: comm that no other device work overlaps; straggler: collectives the rank started last)',
+    formatTable(
+      [
+        'rank',
+        'wall',
+        'CPU in ops',
+        'device',
+        'collectives',
+        'in collectives',
+        'comm',
+        'exposed',
+        'exposed share',
+        'straggler',
+      ],
+      rows,
+    ),
   ];
   if (slowest && slowest.wallS !== undefined)
     lines.push(`slowest rank: ${terminalText(slowest.rank)} (${slowest.wallS.toFixed(3)} s)`);
+  const notes = new Set(stats.map((r) => r.collectives.note).filter((n): n is string => n !== undefined));
+  for (const note of notes) lines.push(note);
   return lines;
+}
+
+/** The collectives matched across ranks, most waited-for first, and who kept the others waiting. */
+function renderCollectives(stats: RankStats[], across: CrossRankCollectives, top: number): string[] {
+  if (across.matched.length === 0) {
+    const found = stats.reduce((n, r) => n + r.collectives.instances.length, 0);
+    return found === 0 ? [] : ['', `Collectives: ${found} found, none on two ranks to compare`];
+  }
+  const worst = across.perRank.reduce((a, b) => (b.waitCausedNs > a.waitCausedNs ? b : a));
+  const byWait = [...across.matched].sort(
+    (a, b) => b.maxWaitNs - a.maxWaitNs || b.totalWaitNs - a.totalWaitNs,
+  );
+  const lines = [
+    '',
+    `Collectives (${across.matched.length} matched across ranks by name, group and order` +
+      `${across.unmatched > 0 ? `, ${across.unmatched} on one rank only` : ''}; top ${Math.min(top, byWait.length)} by the longest wait: ` +
+      'each rank waits from its own start to the last rank’s start)',
+    formatTable(
+      ['collective', 'group', 'size', 'duration min', 'median', 'max', 'straggler', 'max wait'],
+      byWait
+        .slice(0, top)
+        .map((c) => [
+          `${c.name} #${c.index}${c.part === 'cpu' ? ' (CPU)' : ''}`,
+          groupLabel(c),
+          sizeLabel(c.size),
+          formatUs(us(c.durationNs.min)),
+          formatUs(us(c.durationNs.median)),
+          formatUs(us(c.durationNs.max)),
+          c.straggler,
+          formatUs(us(c.maxWaitNs)),
+        ]),
+    ),
+  ];
+  if (worst.stragglerCount > 0)
+    lines.push(
+      `most waited-for rank: ${terminalText(worst.rank)} (started ${worst.stragglerCount} of ${across.matched.length} ` +
+        `collectives last; the others waited ${formatUs(us(worst.waitCausedNs))} in all)`,
+    );
+  if (across.skew.note) lines.push(across.skew.note);
+  return lines;
+}
+
+function groupLabel(c: MatchedCollective): string {
+  if (c.group === '') return '—';
+  return c.groupDescription ? `${c.group} (${c.groupDescription})` : c.group;
+}
+
+function sizeLabel(size: MessageSize | undefined): string {
+  if (!size) return '—';
+  const { inBytes, outBytes } = size;
+  if (inBytes === undefined && outBytes === undefined) return '—';
+  const text =
+    inBytes !== undefined && outBytes !== undefined && inBytes !== outBytes
+      ? `${formatBytes(inBytes)} → ${formatBytes(outBytes)}`
+      : formatBytes((inBytes ?? outBytes) as number);
+  return size.from === 'input' ? `${text} (input)` : text;
 }

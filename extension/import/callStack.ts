@@ -3,7 +3,7 @@
  * that ran an op, innermost first, as "a.py(611): __init__;b.py(312): step;train.py(54): <module>". Each line
  * number is the line being run, so the frames are exact call sites, as the capture agent's sites are.
  */
-import type { ArgsArena, SourceFrame } from '../model/profile';
+import type { ArgsArena, SourceFrame, SourceFrameKind } from '../model/profile';
 import { decodeJsonString } from './bytes';
 import { isUserFile } from './userCode';
 
@@ -50,7 +50,10 @@ export class CallStackTable {
   private readonly byHash = new Map<number, StackEntry[]>();
   private readonly byFrames = new Map<string, SourceFrame[]>();
   private last: StackEntry | undefined;
-  /** Per noted op: args index, offset of the stack in those args, its length, the op's External id. */
+  /**
+   * Per noted op: args index, offset of the stack in those args (NO_STACK: none), its length, the op's External
+   * id, 1 when its args hold a "Call site".
+   */
   private refs: number[] = [];
   /** Ops whose stack did not parse, and the first such stack (for the warning). */
   malformed = 0;
@@ -103,8 +106,8 @@ export class CallStackTable {
    * Notes an op's stack: `offset` bytes into its stored args (args index `args`), `length` bytes of JSON string
    * content; offset -1 when the value is not a string.
    */
-  note(args: number, offset: number, length: number, externalId: number): void {
-    this.refs.push(args, offset, length, externalId);
+  note(args: number, offset: number, length: number, externalId: number, site = false): void {
+    this.refs.push(args, offset, length, externalId, site ? 1 : 0);
   }
 
   /** The noted ops' sites by External id, read from the args arena they lie in. */
@@ -112,17 +115,69 @@ export class CallStackTable {
     const sites = new Map<number, SourceFrame[]>();
     const { bytes, offsets } = arena.raw();
     const refs = this.refs;
-    for (let k = 0; k < refs.length; k += 4) {
+    for (let k = 0; k < refs.length; k += REF) {
       const offset = refs[k + 1];
-      if (offset < 0) {
+      let chain: SourceFrame[] | undefined;
+      if (offset >= 0) {
+        const start = offsets[refs[k]] + offset;
+        chain = this.chainAt(bytes, start, start + refs[k + 2]);
+      } else if (offset !== NO_STACK) {
         this.reject('a value that is not a string');
-        continue;
       }
-      const start = offsets[refs[k]] + offset;
-      const chain = this.chainAt(bytes, start, start + refs[k + 2]);
+      if (refs[k + 4] === 1) {
+        const inner = exportedSite(arena.text(refs[k]));
+        if (inner) chain = [inner, ...(chain ?? []).slice(1).map(exact)];
+      }
       if (chain) sites.set(refs[k + 3], chain);
     }
     this.refs = [];
     return sites;
   }
+}
+
+/** Entries per noted op in CallStackTable's refs. */
+const REF = 5;
+/** A noted op with no "Call stack" (it has a "Call site"). */
+export const NO_STACK = -3;
+
+/** "file:line" or "file:line:column" (a file name may hold colons: the numbers are read from the right). */
+const SITE = /^(.*?):(\d+)(?::(\d+))?$/;
+const SPAN_END = /^(\d+):(\d+)$/;
+const KINDS: ReadonlySet<string> = new Set<SourceFrameKind>(['function', 'backward']);
+
+/**
+ * The innermost frame this product's export wrote for an op ("Call site", "Call site end", "Call site kind",
+ * "Call site function"; capture/export.ts): the expression's span and kind come back as they were captured,
+ * which the Call stack's "file(line)" frames cannot carry. undefined when the args do not read as one.
+ */
+function exportedSite(argsText: string): SourceFrame | undefined {
+  let args: Record<string, unknown>;
+  try {
+    args = JSON.parse(argsText) as Record<string, unknown>;
+  } catch {
+    return undefined;
+  }
+  const at = args['Call site'];
+  const match = typeof at === 'string' ? SITE.exec(at) : null;
+  if (!match) return undefined;
+  const frame: SourceFrame = {
+    file: match[1],
+    line: Number(match[2]),
+    function: typeof args['Call site function'] === 'string' ? args['Call site function'] : '',
+  };
+  if (match[3] !== undefined) frame.column = Number(match[3]);
+  const end = typeof args['Call site end'] === 'string' ? SPAN_END.exec(args['Call site end']) : null;
+  if (end) {
+    frame.endLine = Number(end[1]);
+    frame.endColumn = Number(end[2]);
+  }
+  const kind = args['Call site kind'];
+  if (typeof kind === 'string' && KINDS.has(kind)) frame.kind = kind as SourceFrameKind;
+  return frame;
+}
+
+/** An outer frame of an exported chain: the Call stack held exact lines (the export writes no other). */
+function exact(frame: SourceFrame): SourceFrame {
+  const { kind: _kind, ...rest } = frame;
+  return rest;
 }

@@ -10,7 +10,7 @@ import type { Readable } from 'node:stream';
 import { pipeline } from 'node:stream';
 import { isatty } from 'node:tty';
 import { createGunzip } from 'node:zlib';
-import { FlowPhase, MemoryTable, Profile, SliceKind, isOpKind } from '../model/profile';
+import { CounterTable, FlowPhase, MemoryTable, Profile, SliceKind, isOpKind } from '../model/profile';
 import {
   ByteInterner,
   Ch,
@@ -26,7 +26,7 @@ import {
   skipWhitespace,
   type TimeValue,
 } from './bytes';
-import { CallStackTable } from './callStack';
+import { CallStackTable, NO_STACK } from './callStack';
 import { classifyCategory } from './categories';
 import { formatBytes } from '../shared/format';
 import { ImportError, MAX_QUOTED, clip, quote } from './errors';
@@ -457,6 +457,8 @@ class TraceParser {
   /** The "Call stack" arg's text ([start, end) between its quotes in buf), -1 when absent; -2: not a string. */
   private stackStart = -1;
   private stackEnd = -1;
+  /** The args hold a "Call site" (this product's export: the expression's file:line:column). */
+  private siteSeen = false;
   /** Call sites the trace itself carries (2021-era "Call stack" args), read once the events are in. */
   private readonly callStacks = new CallStackTable();
   private pendingBare: { key: string; value: string }[] = [];
@@ -627,9 +629,29 @@ class TraceParser {
       });
     }
     for (const m of this.metadataEvents) this.applyMetadataEvent(m);
+    const { slices, flows } = this.profile;
+    // Counter samples are in the frame the slices were read in; finishing moves the slices' t = 0 (rebase).
+    const probe = slices.length > 0 ? slices.start[0] : flows.length > 0 ? flows.ts[0] : 0;
     finishProfile(this.profile, this.tracks, Number.isNaN(this.originUs) ? 0 : this.originUs);
+    const moved = probe - (slices.length > 0 ? slices.start[0] : flows.length > 0 ? flows.ts[0] : 0);
     this.profile.memory = readMemorySamples(this.profile);
+    this.finishCounters(BigInt(Math.round(moved)));
     return this.profile;
+  }
+
+  private finishCounters(movedNs: bigint): void {
+    const counters = this.profile.counters;
+    if (!counters) return;
+    counters.originNs = this.profile.originNs - movedNs;
+    counters.compact();
+    if (counters.skipped > 0) {
+      this.profile.warnings.push({
+        message:
+          `${counters.skipped.toLocaleString('en-US')} counter value(s) skipped: not a number ` +
+          `(the first: ${counters.skippedExample})`,
+      });
+    }
+    if (counters.length === 0) this.profile.counters = undefined;
   }
 
   private expectation(): string {
@@ -873,6 +895,7 @@ class TraceParser {
     this.correlation = Number.NaN;
     this.externalId = Number.NaN;
     this.stackStart = -1;
+    this.siteSeen = false;
     if (this.pendingBare.length) this.pendingBare = [];
 
     let p = start + 1;
@@ -1024,6 +1047,7 @@ class TraceParser {
    */
   private parseArgs(buf: Uint8Array, start: number, end: number): number {
     this.stackStart = -1; // a stack is found in the args object that is kept (the last one, if repeated)
+    this.siteSeen = false;
     let p = start + 1;
     let needComma = false;
     for (;;) {
@@ -1068,6 +1092,14 @@ class TraceParser {
         buf[k + 9] === 0x6b
       ) {
         which = 4; // "Call stack"
+      } else if (
+        keyEnd - k === 9 &&
+        buf[k] === 0x43 &&
+        buf[k + 4] === 0x20 &&
+        buf[k + 5] === 0x73 &&
+        buf[k + 8] === 0x65
+      ) {
+        this.siteSeen = true; // "Call site"
       }
       const vs = p;
       const next = skipValue(buf, p, end, this.bareHandler(buf, k, keyEnd));
@@ -1179,7 +1211,8 @@ class TraceParser {
         this.badDurExample = clip(decodeText(buf, this.durBadStart, this.durBadEnd));
       const dur = instant || Number.isNaN(this.durNs) ? 0 : Math.max(0, this.durNs);
       const kind = instant ? SliceKind.Instant : this.kindOf(this.catId);
-      if (this.stackStart !== -1 && this.stackEnd !== this.stackStart) this.noteCallStack(args, kind);
+      if (this.siteSeen || (this.stackStart !== -1 && this.stackEnd !== this.stackStart))
+        this.noteCallStack(args, kind);
       profile.slices.push(
         kind,
         track,
@@ -1209,7 +1242,38 @@ class TraceParser {
       this.beginEnd(ph === 0x42, buf, pidTok, tidTok);
       return;
     }
-    // Counters (C), async (b/e), samples and others are counted but not modelled.
+    if (ph === 0x43 /* C */) {
+      this.counter(buf, pidTok, tidTok);
+      return;
+    }
+    // Async (b/e), samples and others are counted but not modelled.
+  }
+
+  /**
+   * A counter event: each key of its args is a series, its value the series' value from ts on. Counter events are
+   * few (a sample per interval), so their args are parsed whole; values that are not numbers are counted.
+   */
+  private counter(buf: Uint8Array, pidTok: number, tidTok: number): void {
+    const profile = this.profile;
+    const counters = profile.counters ?? (profile.counters = new CounterTable());
+    if (this.argsStart < 0) return;
+    const args = safeArgs(decodeText(buf, this.argsStart, this.argsEnd));
+    const base = profile.strings.get(this.nameId);
+    const name =
+      this.idTok >= 0 ? profile.strings.intern(`${base} ${profile.strings.get(this.idTok)}`) : this.nameId;
+    const track = this.trackFor(pidTok, tidTok);
+    const ts = this.relativeNs();
+    for (const key of Object.keys(args)) {
+      const raw = args[key];
+      const value =
+        typeof raw === 'number' ? raw : typeof raw === 'string' && raw.trim() !== '' ? Number(raw) : NaN;
+      if (!Number.isFinite(value)) {
+        if (counters.skipped++ === 0)
+          counters.skippedExample = `${quote(key)}: ${clip(JSON.stringify(raw) ?? 'undefined')}`;
+        continue;
+      }
+      counters.push(name, profile.strings.intern(key), track, ts, value);
+    }
   }
 
   private beginEnd(begin: boolean, buf: Uint8Array, pidTok: number, tidTok: number): void {
@@ -1220,7 +1284,8 @@ class TraceParser {
     if (begin) {
       const args = this.argsStart >= 0 && this.argsEnd - this.argsStart > 2 ? this.storeArgs(buf) : -1;
       const kind = this.kindOf(this.catId);
-      if (this.stackStart !== -1 && this.stackEnd !== this.stackStart) this.noteCallStack(args, kind);
+      if (this.siteSeen || (this.stackStart !== -1 && this.stackEnd !== this.stackStart))
+        this.noteCallStack(args, kind);
       const slice = this.profile.slices.push(
         kind,
         track,
@@ -1247,11 +1312,13 @@ class TraceParser {
   private noteCallStack(args: number, kind: SliceKind): void {
     if (!isOpKind(kind) || Number.isNaN(this.externalId) || args < 0) return;
     const string = this.stackStart >= 0;
+    const absent = this.stackStart === -1 || this.stackEnd === this.stackStart;
     this.callStacks.note(
       args,
-      string ? this.stackStart - this.argsStart : -1,
+      absent ? NO_STACK : string ? this.stackStart - this.argsStart : -1,
       string ? this.stackEnd - this.stackStart : 0,
       this.externalId,
+      this.siteSeen,
     );
   }
 

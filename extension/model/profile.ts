@@ -284,6 +284,65 @@ export class FlowTable {
   }
 }
 
+/**
+ * Counter samples (Chrome trace ph "C" events) in columns, in the order read: each key of a counter event's args
+ * is one series of that counter, each sample one value of one series at one time. A counter is named by the
+ * event's name (with its id, when it has one) and placed by its track (pid, and tid when present).
+ *
+ * Times are relative to `originNs`, the frame they were read in, not to the profile's own origin: a merge that
+ * re-bases the slices (reindex) leaves them valid; timeNs() answers a sample's time in the profile's frame.
+ */
+export class CounterTable {
+  length = 0;
+  /** The counter's name (interned): the event's name, or "name id" when it has an id. */
+  name = new Uint32Array(64);
+  /** The series: the args key the value came from (interned). */
+  series = new Uint32Array(64);
+  track = new Uint32Array(64);
+  ts = new Float64Array(64);
+  value = new Float64Array(64);
+  /** Epoch ns of ts = 0. */
+  originNs = 0n;
+  /** Values that were not numbers (skipped), and the first such. */
+  skipped = 0;
+  skippedExample = '';
+
+  push(name: number, series: number, track: number, ts: number, value: number): void {
+    const i = this.length;
+    if (i === this.name.length) this.resize(i * 2);
+    this.name[i] = name;
+    this.series[i] = series;
+    this.track[i] = track;
+    this.ts[i] = ts;
+    this.value[i] = value;
+    this.length = i + 1;
+  }
+
+  /** Sample i's time relative to the profile's origin. */
+  timeNs(profile: { originNs: bigint }, i: number): number {
+    return this.ts[i] + Number(this.originNs - profile.originNs);
+  }
+
+  /** Shrinks the columns to their length once loading is done. */
+  compact(): void {
+    if (this.length < this.name.length) this.resize(Math.max(this.length, 1));
+  }
+
+  byteSize(): number {
+    return this.name.length * (4 + 4 + 4 + 8 + 8);
+  }
+
+  private resize(capacity: number): void {
+    const fit = <T extends Float64Array | Uint32Array>(array: T): T =>
+      capacity < array.length ? (array.slice(0, capacity) as T) : grow(array, capacity);
+    this.name = fit(this.name);
+    this.series = fit(this.series);
+    this.track = fit(this.track);
+    this.ts = fit(this.ts);
+    this.value = fit(this.value);
+  }
+}
+
 /** Torch's c10::DeviceType numbers, as `[memory]` events write "Device Type", and the names torch prints. */
 const DEVICE_TYPE_NAMES: Record<number, string> = {
   0: 'cpu',
@@ -427,6 +486,8 @@ export class Profile {
   sites: Map<number, SourceFrame[]> | undefined;
   /** Allocations and frees, where the trace recorded them (profile_memory); undefined otherwise. */
   memory: MemoryTable | undefined;
+  /** Counter samples (ph "C" events), where the trace has any; undefined otherwise. */
+  counters: CounterTable | undefined;
 
   constructor(readonly path: string) {}
 

@@ -5,13 +5,16 @@
 import * as path from 'node:path';
 import { gzipSync } from 'node:zlib';
 import type { Analysis } from '../analysis/types';
-import type { Profile, Track } from '../model/profile';
+import { deviceName, type MemoryTable, type Profile, type Track } from '../model/profile';
 import {
   buildLanes,
+  COUNTER_BUCKETS,
+  MAX_COUNTER_POINTS,
   PROTOCOL_VERSION,
   packTimeline,
   type LaneColumns,
   type TimelineColumns,
+  type TimelineCounterTrack,
   type TimelinePayload,
   type TimelineTrack,
 } from '../protocol';
@@ -82,6 +85,7 @@ export function encodeTimeline(
   // Args stay UTF-8 bytes end to end (the arena already holds the texts back to back): the webview decodes one
   // object when the details panel shows it.
   const raw = profile.args.raw();
+  const counters = encodeCounters(profile);
   const onRequest = options.argsOnRequest === true;
   const columns: TimelineColumns = {
     ...sliceColumns(profile),
@@ -93,6 +97,7 @@ export function encodeTimeline(
     profilerFrames: frames.frames,
     ...lanes,
     ...encodeFlows(profile, analysis),
+    ...counters.columns,
   };
   return {
     header: {
@@ -108,6 +113,7 @@ export function encodeTimeline(
       tables: { ops: analysis.ops, kernels: analysis.kernels, lines: analysis.lines },
       profilerLines: profilerLines(analysis),
       warnings: profile.warnings.map((w) => w.message),
+      counters: counters.counters,
       linking: `${analysis.externalIdTrusted ? 'External id' : 'enclosure'}: ${analysis.trustReason}`,
       ...(onRequest ? { argsOnRequest: true } : {}),
     },
@@ -248,4 +254,216 @@ export function encodeTimelineBuffer(
 export function compressTimelineBuffer(packed: ArrayBuffer): ArrayBuffer {
   const z = gzipSync(new Uint8Array(packed), { level: 1 });
   return z.buffer.slice(z.byteOffset, z.byteOffset + z.byteLength) as ArrayBuffer;
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// Counter tracks
+
+/** One series' points as read, before they go into the payload's columns. */
+interface SeriesPoints {
+  name: string;
+  ts: number[];
+  value: number[];
+}
+
+interface CounterRow {
+  name: string;
+  pid: string;
+  processName: string;
+  unit: TimelineCounterTrack['unit'];
+  series: SeriesPoints[];
+}
+
+/** The counter rows: each device's memory, then the trace's counters, with their points in two columns. */
+function encodeCounters(profile: Profile): {
+  counters: TimelineCounterTrack[];
+  columns: Pick<TimelineColumns, 'counterTs' | 'counterValue'>;
+} {
+  const rows = [...memoryRows(profile), ...counterRows(profile)];
+  let total = 0;
+  const packed = rows.map((row) =>
+    row.series.map((s) => {
+      const sorted = sortedPoints(s);
+      const points = downsampleSeries(sorted.ts, sorted.value);
+      total += points.ts.length;
+      return { name: s.name, count: sorted.ts.length, all: sorted, points };
+    }),
+  );
+  const counterTs = new Float64Array(total);
+  const counterValue = new Float64Array(total);
+  let at = 0;
+  const counters = rows.map((row, id): TimelineCounterTrack => ({
+    id,
+    name: row.name,
+    pid: row.pid,
+    processName: row.processName,
+    unit: row.unit,
+    series: packed[id].map(({ name, count, all, points }) => {
+      counterTs.set(points.ts, at);
+      counterValue.set(points.value, at);
+      const from = at;
+      at += points.ts.length;
+      let peak = 0;
+      let min = Infinity;
+      for (let k = 0; k < all.value.length; k++) {
+        if (all.value[k] > all.value[peak]) peak = k;
+        if (all.value[k] < min) min = all.value[k];
+      }
+      return { name, from, to: at, min, max: all.value[peak], peakNs: all.ts[peak], points: count };
+    }),
+  }));
+  return { counters, columns: { counterTs, counterValue } };
+}
+
+/** The device in a memory row's name: "CUDA 0", "CPU". */
+function deviceLabel(deviceType: number, deviceId: number): string {
+  const [type, index] = deviceName(deviceType, deviceId).split(':');
+  return index === undefined ? type.toUpperCase() : `${type.toUpperCase()} ${index}`;
+}
+
+/**
+ * Per device, what its allocator held after each allocation and free: allocated and reserved, from the
+ * `[memory]` events. A device's row goes in the process of its streams (Kineto's pid for a device is its index),
+ * else in the process that allocated.
+ */
+function memoryRows(profile: Profile): CounterRow[] {
+  const memory = profile.memory;
+  if (!memory) return [];
+  const { start, track } = profile.slices;
+  const byDevice = new Map<number, { type: number; id: number; first: number; rows: number[] }>();
+  for (let i = 0; i < memory.length; i++) {
+    const key = memory.deviceType[i] * 65536 + memory.deviceId[i];
+    const entry = byDevice.get(key);
+    if (entry) entry.rows.push(i);
+    else byDevice.set(key, { type: memory.deviceType[i], id: memory.deviceId[i], first: i, rows: [i] });
+  }
+  const deviceTracks = profile.tracks.filter((t) => t.kind === 'device');
+  const rows: CounterRow[] = [];
+  for (const device of [...byDevice.values()].sort((a, b) => a.type - b.type || a.id - b.id)) {
+    const series: SeriesPoints[] = [];
+    for (const [name, column] of [
+      ['allocated', memory.allocated],
+      ['reserved', memory.reserved],
+    ] as const) {
+      const ts: number[] = [];
+      const value: number[] = [];
+      for (const i of device.rows) {
+        if (Number.isNaN(column[i])) continue;
+        ts.push(start[memory.event[i]]);
+        value.push(column[i]);
+      }
+      if (ts.length > 0) series.push({ name, ts, value });
+    }
+    // 2021 traces write only each event's Bytes: what was allocated since the trace began is their running sum.
+    if (series.length === 0) series.push(netAllocated(profile, memory, device.rows));
+    const host = profile.tracks[track[memory.event[device.first]]];
+    const own =
+      device.type !== 0 && device.id >= 0 ? deviceTracks.find((t) => t.pid === String(device.id)) : undefined;
+    const place = own ?? host;
+    rows.push({
+      name: `Memory · ${deviceLabel(device.type, device.id)}`,
+      pid: place.pid,
+      processName: place.processName,
+      unit: 'bytes',
+      series,
+    });
+  }
+  return rows;
+}
+
+function netAllocated(profile: Profile, memory: MemoryTable, rows: readonly number[]): SeriesPoints {
+  const ts: number[] = [];
+  const value: number[] = [];
+  let held = 0;
+  for (const i of rows) {
+    held += memory.bytes[i];
+    ts.push(profile.slices.start[memory.event[i]]);
+    value.push(held);
+  }
+  return { name: 'allocated since the trace began', ts, value };
+}
+
+/** The trace's counters: a row per counter name and track, a series per args key, in the order first seen. */
+function counterRows(profile: Profile): CounterRow[] {
+  const counters = profile.counters;
+  if (!counters) return [];
+  const rows = new Map<string, CounterRow & { byName: Map<number, SeriesPoints> }>();
+  for (let i = 0; i < counters.length; i++) {
+    const track = profile.tracks[counters.track[i]];
+    const key = `${counters.track[i]}:${counters.name[i]}`;
+    let row = rows.get(key);
+    if (!row) {
+      row = {
+        name: profile.strings.get(counters.name[i]),
+        pid: track.pid,
+        processName: track.processName,
+        unit: 'count',
+        series: [],
+        byName: new Map(),
+      };
+      rows.set(key, row);
+    }
+    let series = row.byName.get(counters.series[i]);
+    if (!series) {
+      series = { name: profile.strings.get(counters.series[i]), ts: [], value: [] };
+      row.byName.set(counters.series[i], series);
+      row.series.push(series);
+    }
+    series.ts.push(counters.timeNs(profile, i));
+    series.value.push(counters.value[i]);
+  }
+  return [...rows.values()].map(({ byName: _, ...row }) => row);
+}
+
+/** A series' points in time order (a trace's events need not be; the same time keeps the order read). */
+function sortedPoints(points: SeriesPoints): { ts: Float64Array; value: Float64Array } {
+  const n = points.ts.length;
+  const ts = Float64Array.from(points.ts);
+  const value = Float64Array.from(points.value);
+  let sorted = true;
+  for (let k = 1; k < n && sorted; k++) sorted = ts[k] >= ts[k - 1];
+  if (sorted) return { ts, value };
+  const order = Array.from({ length: n }, (_, k) => k).sort((a, b) => ts[a] - ts[b] || a - b);
+  return { ts: Float64Array.from(order, (k) => ts[k]), value: Float64Array.from(order, (k) => value[k]) };
+}
+
+/**
+ * A series as the payload carries it: whole up to `maxPoints`; above, per time bucket (`buckets` of them over
+ * the series' span, about a pixel each when the whole series fills a screen zoomed in 16 times) its minimum, its
+ * maximum and its last point, in time order, so that every peak and dip survives and a step drawn from them ends
+ * each bucket at the right value.
+ */
+export function downsampleSeries(
+  ts: Float64Array,
+  value: Float64Array,
+  maxPoints = MAX_COUNTER_POINTS,
+  buckets = COUNTER_BUCKETS,
+): { ts: Float64Array; value: Float64Array } {
+  const n = ts.length;
+  if (n <= maxPoints) return { ts, value };
+  const t0 = ts[0];
+  const width = Math.max((ts[n - 1] - t0) / buckets, Number.MIN_VALUE);
+  const keepTs: number[] = [];
+  const keepValue: number[] = [];
+  let k = 0;
+  while (k < n) {
+    const bucket = Math.min(buckets - 1, Math.floor((ts[k] - t0) / width));
+    let lo = k;
+    let hi = k;
+    let last = k;
+    for (
+      ;
+      last + 1 < n && Math.min(buckets - 1, Math.floor((ts[last + 1] - t0) / width)) === bucket;
+      last++
+    ) {
+      if (value[last + 1] < value[lo]) lo = last + 1;
+      if (value[last + 1] > value[hi]) hi = last + 1;
+    }
+    for (const j of [...new Set([lo, hi, last])].sort((a, b) => a - b)) {
+      keepTs.push(ts[j]);
+      keepValue.push(value[j]);
+    }
+    k = last + 1;
+  }
+  return { ts: Float64Array.from(keepTs), value: Float64Array.from(keepValue) };
 }

@@ -23,15 +23,20 @@ import { registerResults, showResults } from './results';
 import { registerCompare } from './compare';
 import {
   CAPTURE_MODES,
+  parseStepSchedule,
+  ScheduleError,
   startCapture,
   type CaptureMode,
   type CaptureOptions,
   type CaptureResult,
   type CaptureRun,
   type ProgressEvent,
+  type StepSchedule,
 } from '../capture/launcher';
 import { locateSession, openProfile, type OpenedProfile, type SessionSource } from '../capture/open';
 import { createSessionDir, pruneSessions } from '../capture/sessions';
+import { openRun } from '../capture/merged';
+import { rankFolders } from '../capture/ranks';
 import type { SessionRecord } from '../capture/session';
 import { summaryMarkdown } from '../analysis/summaryMarkdown';
 import { setActiveProfile } from './editorAnnotations';
@@ -90,6 +95,10 @@ export function registerCapture(context: vscode.ExtensionContext): void {
     vscode.commands.registerCommand('flagos.profileCurrentFileWithArgs', (uri?: vscode.Uri) =>
       profileCurrentFile(context, uri, true),
     ),
+    vscode.commands.registerCommand('flagos.profileCurrentFileWithTorchrun', async (uri?: vscode.Uri) => {
+      const processes = await pickProcesses();
+      if (processes !== undefined) await profileCurrentFile(context, uri, false, processes);
+    }),
   );
 }
 
@@ -171,6 +180,7 @@ export async function profileCurrentFile(
   context: vscode.ExtensionContext,
   uri: vscode.Uri | undefined,
   askForArgs: boolean,
+  processes = torchrunSetting(),
 ): Promise<void> {
   if (!vscode.workspace.isTrusted) {
     const choice = await vscode.window.showErrorMessage(
@@ -213,10 +223,59 @@ export async function profileCurrentFile(
 
   running = true;
   try {
-    await runCapture(context, interpreter, script, args);
+    await runCapture(context, interpreter, script, args, processes);
   } finally {
     running = false;
   }
+}
+
+/** `flagos.profile.torchrunProcesses`: 0 or 1 runs the script as one process, N > 1 under torchrun. */
+function torchrunSetting(): number {
+  const n = settings().get<number>('profile.torchrunProcesses') ?? 0;
+  return Number.isInteger(n) && n > 1 ? n : 1;
+}
+
+/** "single process / torchrun with N processes", asked once per run; undefined when the user backed out. */
+async function pickProcesses(): Promise<number | undefined> {
+  type Item = vscode.QuickPickItem & { n?: number };
+  const items: Item[] = [
+    { label: 'Single process', description: 'python script.py', n: 1 },
+    ...[2, 4, 8].map((n) => ({
+      label: `torchrun with ${n} processes`,
+      description: `torchrun --nproc-per-node ${n} script.py`,
+      n,
+    })),
+    { label: 'torchrun with…', description: 'another number of processes' },
+  ];
+  const picked = await vscode.window.showQuickPick(items, { placeHolder: 'How to run the script' });
+  if (!picked) return undefined;
+  if (picked.n !== undefined) return picked.n;
+  const typed = await vscode.window.showInputBox({
+    prompt: 'Processes (torchrun --nproc-per-node)',
+    validateInput: (text) =>
+      /^\d+$/.test(text.trim()) && Number(text) >= 1 && Number(text) <= 256
+        ? undefined
+        : 'a whole number from 1 to 256',
+  });
+  return typed === undefined ? undefined : Number(typed.trim());
+}
+
+/**
+ * torchrun's command for N workers of the script: its c10d rendezvous on a free local port, so two runs never
+ * collide. Every worker is profiled into SESSION/ranks/<RANK>/ and the run opens as one timeline.
+ */
+function torchrunLaunch(script: string, args: string[], processes: number) {
+  return {
+    module: 'torch.distributed.run',
+    args: [
+      '--nproc-per-node',
+      String(processes),
+      '--rdzv-backend=c10d',
+      '--rdzv-endpoint=localhost:0',
+      script,
+      ...args,
+    ],
+  };
 }
 
 /** The capture's run as one notification: its phase and time, and Cancel (SIGINT, the profile so far is kept). */
@@ -270,6 +329,7 @@ async function runCapture(
   interpreter: Interpreter,
   script: string,
   args: string[],
+  processes = 1,
 ): Promise<void> {
   const config = settings();
   const preload = (config.get<string[]>('profile.preload') ?? []).filter((lib) => lib.trim() !== '');
@@ -279,6 +339,15 @@ async function runCapture(
     void vscode.window.showErrorMessage(`flagos.profile.preload: ${missing}: no such file`);
     return;
   }
+  let schedule: StepSchedule | undefined;
+  const scheduleSetting = config.get<string>('profile.schedule') ?? '';
+  try {
+    schedule = scheduleSetting.trim() ? parseStepSchedule(scheduleSetting) : undefined;
+  } catch (error) {
+    if (!(error instanceof ScheduleError)) throw error;
+    void vscode.window.showErrorMessage(`flagos.profile.schedule: ${error.message}`);
+    return;
+  }
   const root = sessionsRoot(context);
   const sessionDir = createSessionDir(root, script);
   pruneSessions(root, config.get<number>('keepSessions') ?? 10, sessionDir);
@@ -286,12 +355,13 @@ async function runCapture(
   const mode: CaptureMode = (CAPTURE_MODES as readonly string[]).includes(modeSetting)
     ? (modeSetting as CaptureMode)
     : 'auto';
-  const delay = config.get<number | null>('profilingDelay');
-  const duration = config.get<number | null>('profilingDuration');
+  // A schedule picks the recorded steps itself: the time window does not apply to it.
+  const delay = schedule ? null : config.get<number | null>('profilingDelay');
+  const duration = schedule ? null : config.get<number | null>('profilingDuration');
   const channel = output!;
-  channel.appendLine(
-    `▶ ${interpreter.path} ${joinArgs([script, ...args])}   (mode ${mode}; session ${sessionDir})`,
-  );
+  const launch = processes > 1 ? torchrunLaunch(script, args, processes) : { module: undefined, args };
+  const command = launch.module ? ['-m', launch.module, ...launch.args] : [script, ...args];
+  channel.appendLine(`▶ ${interpreter.path} ${joinArgs(command)}   (mode ${mode}; session ${sessionDir})`);
   channel.show(true);
   const folder = vscode.workspace.getWorkspaceFolder(vscode.Uri.file(script));
   const result = await runWithProgress(
@@ -299,12 +369,14 @@ async function runCapture(
     {
       python: interpreter.path,
       script,
-      args,
+      module: launch.module,
+      args: launch.args,
       sessionDir,
       cwd: folder?.uri.fsPath ?? path.dirname(script),
       mode,
       delayS: typeof delay === 'number' && delay > 0 ? delay : undefined,
       durationS: typeof duration === 'number' && duration > 0 ? duration : undefined,
+      schedule,
       flagosTrace: config.get<boolean>('trace') !== false,
       profileMemory: config.get<boolean>('profileMemory') === true,
       preload,
@@ -448,7 +520,9 @@ async function showSession(
 ): Promise<void> {
   const record = session.session?.record;
   showRunProblem(record?.exception);
-  if (!session.tracePath) {
+  // A torchrun run has no trace of its own: its ranks' parts open as one run.
+  const ranks = !session.tracePath && rankFolders(session.folder).length > 0;
+  if (!session.tracePath && !ranks) {
     const raised = record?.exception && raisedText(script, record.exception);
     const why =
       raised ??
@@ -463,7 +537,7 @@ async function showSession(
     return;
   }
   try {
-    const opened = await openProfile(session);
+    const opened = ranks ? await openRun(session.folder) : await openProfile(session);
     const { profile } = opened;
     const analysis = analyze(profile);
     const label = `${path.basename(script)} · ${new Date().toLocaleTimeString()}`;

@@ -29,6 +29,22 @@ import {
 import { registerEditorProviders } from './editorProviders';
 import { revealSlices } from './editorTimeline';
 import { formatDuration } from '../shared/format';
+import { analyze } from '../analysis/analyze';
+import { openWithProgress } from './openProgress';
+
+/** A part of a merged run (import/merge.ts writes them in metadata.parts): its label and its own trace. */
+interface RunPart {
+  label: string;
+  path: string;
+}
+
+function runParts(profile: Profile): RunPart[] {
+  const parts = profile.metadata.parts;
+  if (!Array.isArray(parts)) return [];
+  return parts.filter(
+    (p): p is RunPart => typeof p?.label === 'string' && typeof p?.path === 'string' && p.path !== '',
+  );
+}
 
 export interface LoadedProfile {
   /** The profile's file: one entry per file. */
@@ -436,13 +452,26 @@ export function registerEditorAnnotations(context: vscode.ExtensionContext): voi
   context.subscriptions.push(
     vscode.commands.registerCommand('flagos.clearAnnotations', () => state.clear()),
     vscode.commands.registerCommand('flagos.chooseAnnotationProfile', async () => {
-      type Item = vscode.QuickPickItem & { loaded?: LoadedProfile; clear?: boolean };
+      type Item = vscode.QuickPickItem & { loaded?: LoadedProfile; clear?: boolean; part?: RunPart };
       const items: Item[] = state.loaded.map((loaded) => ({
         label: `${loaded === state.active ? '$(check) ' : ''}${labelText(loaded.label)}`,
         description: loaded.index.exact ? 'exact call sites' : 'function level',
         detail: labelText(loaded.key, Infinity),
         loaded,
       }));
+      // A run of several ranks annotates with all of them summed; one rank alone is a choice here.
+      const run = state.active;
+      const parts = run ? runParts(run.profile) : [];
+      if (parts.length > 0)
+        items.push({ label: 'Ranks of this run', kind: vscode.QuickPickItemKind.Separator });
+      for (const part of parts) {
+        items.push({
+          label: `$(server-process) ${labelText(part.label)} only`,
+          description: 'this rank’s time alone (the run shows all ranks summed)',
+          detail: labelText(part.path, Infinity),
+          part,
+        });
+      }
       if (items.length === 0) {
         void vscode.window.showInformationMessage(
           'No profile is loaded. Run "FlagOS: Profile Current File" or "FlagOS: Open Trace…".',
@@ -457,6 +486,15 @@ export function registerEditorAnnotations(context: vscode.ExtensionContext): voi
       if (!picked) return;
       if (picked.clear) state.clear();
       else if (picked.loaded) state.select(picked.loaded);
+      else if (picked.part && run) {
+        try {
+          const opened = await openWithProgress(picked.part.path, picked.part.label);
+          if (opened)
+            state.setActive(opened.profile, analyze(opened.profile), `${run.label} · ${picked.part.label}`);
+        } catch (error) {
+          void vscode.window.showErrorMessage(`FlagOS: ${(error as Error).message}`);
+        }
+      }
     }),
     vscode.commands.registerCommand('flagos.showLineInTimeline', (args?: LineArgs) => {
       const hit = entryOf(args);

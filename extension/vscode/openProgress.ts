@@ -4,7 +4,8 @@
  */
 import path from 'node:path';
 import * as vscode from 'vscode';
-import { openProfile, type OpenedProfile } from '../capture/open';
+import { openRun } from '../capture/merged';
+import type { OpenedProfile } from '../capture/open';
 import { ImportCancelled } from '../import/kineto';
 
 /** Opens a trace or session with a progress notification; undefined when the user cancelled. */
@@ -23,7 +24,8 @@ export async function openWithProgress(
       async (progress, token) => {
         token.onCancellationRequested(() => controller.abort());
         let shown = 0;
-        return openProfile(source, {
+        // A run of several processes opens whole: every rank on one timeline.
+        return openRun(source, {
           signal: controller.signal,
           onProgress: (fraction) => {
             const percent = Math.round(fraction * 100);

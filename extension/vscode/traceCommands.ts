@@ -1,6 +1,7 @@
 /**
  * "FlagOS: Open Trace…": a Kineto trace (.json / .json.gz) or a session folder becomes a profile that the timeline
- * shows and the editor annotates.
+ * shows and the editor annotates. "FlagOS: Open Run Folder…": a folder of rank traces (or a torchrun session)
+ * opens as one run, every rank a track group on one timeline and the editor's lines summed over the ranks.
  */
 import * as path from 'node:path';
 import * as vscode from 'vscode';
@@ -16,7 +17,23 @@ export function registerTraceCommands(context: vscode.ExtensionContext): void {
       if (!uri) return;
       await openTrace(context, uri.fsPath);
     }),
+    vscode.commands.registerCommand('flagos.openRunFolder', async (target?: vscode.Uri) => {
+      const uri = target ?? (await pickRunFolder());
+      if (!uri) return;
+      await openTrace(context, uri.fsPath);
+    }),
   );
+}
+
+/** Folders and files cannot be picked in one dialog on every platform: a folder has a command of its own. */
+async function pickRunFolder(): Promise<vscode.Uri | undefined> {
+  const picked = await vscode.window.showOpenDialog({
+    title: 'Open a folder of rank traces, or a multi-process session',
+    canSelectMany: false,
+    canSelectFiles: false,
+    canSelectFolders: true,
+  });
+  return picked?.[0];
 }
 
 async function pickTrace(): Promise<vscode.Uri | undefined> {

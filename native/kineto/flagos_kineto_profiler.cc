@@ -69,20 +69,33 @@ const std::set<ActivityType>& deviceActivities() {
   return types;
 }
 
+// Agent mode (the capture agent's launcher owns the capture window and writes capture.fpc, which the product
+// merges): the adaptor only carries torch's correlation ids to the tracer. Starting, stopping or draining the
+// capture here would cut the agent's window at every profiler restart, and emitting the events would put them in
+// the trace twice. The agent sets FLAGPROF_KINETO_IDS_ONLY=1 before it registers the adaptor.
+bool idsOnly() {
+  const char* v = getenv("FLAGPROF_KINETO_IDS_ONLY");
+  return v != nullptr && v[0] == '1' && v[1] == '\0';
+}
+
 class FlagosKinetoSession final : public libkineto::IActivityProfilerSession {
  public:
   FlagosKinetoSession(std::shared_ptr<DeviceTracer> tracer, std::set<ActivityType> wanted)
-      : tracer_(std::move(tracer)), wanted_(std::move(wanted)) {}
+      : tracer_(std::move(tracer)), wanted_(std::move(wanted)), idsOnly_(idsOnly()) {}
 
   void start() override {
-    tracer_->start();
+    if (!idsOnly_) tracer_->start();
     status_ = libkineto::TraceStatus::RECORDING;
   }
 
   void stop() override {
+    status_ = libkineto::TraceStatus::PROCESSING;
+    if (idsOnly_) {
+      line(true, "session stop: ids only (the capture agent records the device events)");
+      return;
+    }
     tracer_->stop();
     events_ = tracer_->drain();
-    status_ = libkineto::TraceStatus::PROCESSING;
     line(true, "session stop: drained %zu device events", events_.size());
   }
 
@@ -264,6 +277,7 @@ class FlagosKinetoSession final : public libkineto::IActivityProfilerSession {
 
   std::shared_ptr<DeviceTracer> tracer_;
   std::set<ActivityType> wanted_;
+  const bool idsOnly_;
   std::vector<DeviceEvent> events_;
   std::unordered_set<uint32_t> paired_;  // correlation ids drawn as arrows
   std::unique_ptr<libkineto::CpuTraceBuffer> buffer_;

@@ -38,6 +38,9 @@ struct ParsedRecord {
   uint16_t registersPerThread = 0;
   int32_t staticSharedMemory = 0, dynamicSharedMemory = 0;
   uint64_t queued = 0;
+  // the graph and node that launched it (CUPTI Kernel5 on); 0 for a kernel launched directly
+  uint32_t graphId = 0;
+  uint64_t graphNodeId = 0;
   // memcpy / memset
   uint64_t bytes = 0;
   uint8_t copyKind = 0, srcKind = 0, dstKind = 0;

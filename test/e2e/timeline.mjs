@@ -6,8 +6,8 @@
 // opens a trace with Open Trace… into a timeline tab that is hidden at once, and reloads the window (both timelines
 // come back, the hidden one although its webview never saved its state).
 // Screenshots go to test-artifacts/e2e-timeline/. Needs scripts/install-e2e.sh.
-import { execFileSync } from 'node:child_process';
-import { copyFileSync, mkdirSync, writeFileSync } from 'node:fs';
+import { execFileSync, spawnSync } from 'node:child_process';
+import { copyFileSync, mkdirSync, readdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { quickOpen, runCommand, webviewFrame } from './workbench.mjs';
@@ -26,6 +26,8 @@ const KERNEL = 'indexSelectLargeIndex';
 const LAUNCHING_OP = 'aten::index_select';
 // A trace no custom editor claims by its name: Open Trace… shows it in a timeline tab of its own.
 const OPENED = 'simple_add.trace.json.gz';
+// The folder of rank traces opened as one run.
+const RANKS = 'dlrm_ranks';
 
 /**
  * Opens a trace and waits for the timeline's webview. A file opened before the workbench has read the
@@ -112,6 +114,11 @@ try {
     path.join(traces, 'tracelens_h100_owlv2_large.trace.json.gz'),
     path.join(workspace, 'owlv2.pt.trace.json.gz'),
   );
+  // A folder of rank traces (param's DLRM run, V100×8): Open Run Folder… shows all eight on one timeline.
+  const ranksFolder = path.join(workspace, RANKS);
+  mkdirSync(ranksFolder);
+  for (const name of readdirSync(path.join(traces, 'param_dlrm_v100x8')))
+    copyFileSync(path.join(traces, 'param_dlrm_v100x8', name), path.join(ranksFolder, name));
   writeFileSync(
     path.join(workspace, 'broken.pt.trace.json'),
     '{"traceEvents": [{"ph": "X", "name": "aten::mm", "ts": 1, "dur": ',
@@ -153,7 +160,8 @@ try {
     const firstArg = frame.locator('#details .details-args dt').first();
     await firstArg.waitFor({ timeout: 10_000 });
     const argKeys = await frame.locator('#details .details-args dt').allInnerTexts();
-    if (!argKeys.includes('grid')) throw new Error(`the kernel's args came without "grid": ${argKeys.join(', ')}`);
+    if (!argKeys.includes('grid'))
+      throw new Error(`the kernel's args came without "grid": ${argKeys.join(', ')}`);
     await screenshot('kernel-selected');
     return `${LAUNCHING_OP} -> ${text.slice(0, 60)}…; args ${argKeys.join(', ')}`;
   });
@@ -353,6 +361,37 @@ try {
       return `editor ${(editorMs / 1000).toFixed(1)} s to first frame, CLI summary ${(cliMs / 1000).toFixed(1)} s: ${(editorMs / cliMs).toFixed(2)}×; ${await summary.innerText()}`;
     },
   );
+
+  await step('Open Run Folder… on a folder of 8 rank traces: one timeline, every rank in it', async () => {
+    const row = page.locator('.explorer-folders-view .monaco-list-row', { hasText: RANKS }).first();
+    await row.click({ button: 'right' });
+    await page
+      .locator('.monaco-menu .action-item', { hasText: 'Open Run Folder (all ranks)' })
+      .first()
+      .click({ timeout: 20_000 });
+    await page.locator('.tabs-container .tab.active', { hasText: RANKS }).waitFor({ timeout: 60_000 });
+    const summary = await timelineSummary(90_000);
+    await firstFrame(60_000);
+    await screenshot('ranks-merged');
+    // The command line's merged report of the same folder counts the slices of all eight ranks.
+    const report = spawnSync(
+      process.execPath,
+      [
+        path.join(root, 'bin', 'flagprof.js'),
+        'report',
+        ranksFolder,
+        '--out',
+        path.join(scratch, 'ranks.html'),
+      ],
+      { encoding: 'utf8' },
+    );
+    const expected = /([\d,]+) slices/.exec(report.stderr)?.[1];
+    if (!expected || !summary.includes(`${expected} slices`))
+      throw new Error(
+        `the timeline shows "${summary}", the merged report ${expected ?? report.stderr} slices`,
+      );
+    return summary;
+  });
 } catch {
   process.exitCode = 1;
 } finally {

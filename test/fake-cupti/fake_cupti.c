@@ -73,7 +73,7 @@ typedef void (*COMPLETE_T)(void*, uint32_t, uint8_t*, size_t, size_t);
 #define FAKE_QUEUE_EMPTY 27
 
 enum { K_MEMCPY = 1, K_MEMSET = 2, K_KERNEL = 3, K_DRIVER = 4, K_RUNTIME = 5, K_DEVICE = 8, K_CONC = 10, K_EXT = 39, K_MAX = 64 };
-enum { CBID_MEMCPY_ASYNC = 41, CBID_MEMSET_ASYNC = 51, CBID_SYNC = 165, CBID_LAUNCH = 211, CBID_UNTABLED = 100000 };
+enum { CBID_MEMCPY_ASYNC = 41, CBID_MEMSET_ASYNC = 51, CBID_SYNC = 165, CBID_LAUNCH = 211, CBID_GRAPH_LAUNCH = 311, CBID_UNTABLED = 100000 };
 
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static REQUEST_T request_cb;
@@ -231,6 +231,38 @@ void fake_cupti_launch_kernel(const char* mangled_name, int gx, int gy, int gz, 
     }
   }
   api_record_locked(CBID_LAUNCH, t0, now_ns(), correlation);
+  pthread_mutex_unlock(&lock);
+}
+
+/* A cudaGraphLaunch replaying `nodes` kernels of graph `graph_id` back to back: as CUPTI reports it, every
+ * kernel carries the launch call's correlation id, the graph's id and its own node id. */
+void fake_cupti_graph_launch(const char* mangled_name, uint32_t graph_id, int nodes, uint64_t duration_ns) {
+  uint64_t t0 = now_ns();
+  spin_until(t0 + 2500);
+  pthread_mutex_lock(&lock);
+  uint32_t correlation = next_correlation++;
+  announce_device_locked();
+  for (int n = 0; n < nodes; n++) {
+    uint64_t start = schedule_locked(t0, duration_ns);
+    if (!(enabled[K_CONC] || enabled[K_KERNEL]) || drop_this_locked()) continue;
+    kernel_rec* k = (kernel_rec*)reserve_locked(sizeof *k);
+    if (!k) continue;
+    memset(k, 0, sizeof *k);
+    SET_KIND(k, enabled[K_CONC] ? K_CONC : K_KERNEL);
+    k->registersPerThread = 32;
+    k->start = start;
+    k->end = start + duration_ns;
+    k->completed = k->end;
+    k->contextId = 1;
+    k->streamId = 7;
+    k->gridX = 4, k->gridY = 1, k->gridZ = 1;
+    k->blockX = 128, k->blockY = 1, k->blockZ = 1;
+    k->correlationId = correlation;
+    k->name = mangled_name;
+    k->graphId = graph_id;
+    k->graphNodeId = ((uint64_t)graph_id << 32) | (uint64_t)(n + 1);
+  }
+  api_record_locked(CBID_GRAPH_LAUNCH, t0, now_ns(), correlation);
   pthread_mutex_unlock(&lock);
 }
 
@@ -420,6 +452,7 @@ res_t CUPTIAPI cuptiGetCallbackName(DOMAIN_T domain, uint32_t cbid, const char**
       case CBID_MEMCPY_ASYNC: *name = "cudaMemcpyAsync_v3020"; return (res_t)FAKE_SUCCESS;
       case CBID_MEMSET_ASYNC: *name = "cudaMemsetAsync_v3020"; return (res_t)FAKE_SUCCESS;
       case CBID_SYNC: *name = "cudaDeviceSynchronize_v3020"; return (res_t)FAKE_SUCCESS;
+      case CBID_GRAPH_LAUNCH: *name = "cudaGraphLaunch_v10000"; return (res_t)FAKE_SUCCESS;
       default: break;
     }
   }

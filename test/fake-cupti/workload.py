@@ -2,7 +2,9 @@
 captured by the native agent (flagprof_agent.native, loaded before torch). Shaped like the parity workload:
 5x matmul+relu, a sort, a device-to-host copy.
 
-usage: workload.py SESSION_DIR [--push-correlation]
+usage: workload.py SESSION_DIR [--push-correlation] [--graph]
+
+--graph adds one CUDA-graph replay (fake::graph_replay: a cudaGraphLaunch of three kernel nodes of graph 7).
 
 Other fakes with the CUPTI fake's control functions run it with their own prefix and kernel name
 (test/fake-mcpti/workload.py): PREFIX and GEMM in the globals it is run with.
@@ -15,6 +17,7 @@ from flagprof_agent import native  # before torch: arms the vendor library
 
 session_dir = sys.argv[1]
 push = "--push-correlation" in sys.argv
+graph = "--graph" in sys.argv
 capture = native.open_capture(session_dir)
 
 import torch  # noqa: E402
@@ -69,6 +72,10 @@ with profile(activities=[ProfilerActivity.CPU]) as prof:
         fake.launch_kernel(SORT, 1, 1, 1, 16, 1, 1, 38, 1024, 0, 4000)
     with record_function("fake::to_cpu"):
         fake.memcpy(4096, 2, 3, 1)
+    if graph:
+        fake.graph_launch.argtypes = [ctypes.c_char_p, ctypes.c_uint32, I, U]
+        with record_function("fake::graph_replay"):
+            fake.graph_launch(RELU, 7, 3, 2000)
     fake.untabled_call()
     fake.synchronize()
 capture.stop()

@@ -1,9 +1,11 @@
 /**
  * The device-time checks on an agent-mode session without the Kineto plugin: its device events carry no torch
  * correlation id, so P4/K6 judge the enclosure link the analysis made, P3 shows the absent External id as the
- * mode's difference, and a failure's hint speaks of enclosure, never of getLinkedActivity().
+ * mode's difference, and a failure's hint speaks of enclosure, never of getLinkedActivity(). A script that registers
+ * a PrivateUse1 device with no profiler of its own gets the adaptor registered for it (ids only): External ids.
  */
 import { spawnSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
@@ -27,7 +29,12 @@ interface Result {
 
 function profileAndCheck(name: string, args: string[] = []): Record<string, Result> {
   const out = path.join(temp.dir, name);
-  const env = { ...process.env, FLAGOS_TRACER_LIBRARY: ensureFakeCupti() };
+  // The Kineto plugin (for --backend) is built into a cache of the test's own: the build is part of what runs.
+  const env = {
+    ...process.env,
+    FLAGOS_TRACER_LIBRARY: ensureFakeCupti(),
+    FLAGPROF_CACHE: path.join(temp.dir, 'cache'),
+  };
   const run = spawnSync(
     process.execPath,
     [BIN, 'profile', '--mode', 'agent', '--python', PYTHON, '--out', out, '--', SCRIPT, ...args],
@@ -61,4 +68,25 @@ describe('device-time checks in agent mode without torch correlation ids', () =>
     expect(r.P4.hint).toMatch(/charged to the innermost op running when its runtime call was made/);
     expect(r.P4.hint).not.toMatch(/getLinkedActivity/);
   }, 240_000);
+});
+
+describe('agent mode when the script registers a PrivateUse1 device without a profiler of its own', () => {
+  it('registers the adaptor for it: torch’s correlation ids reach the tracer, every check passes by External id', () => {
+    const r = profileAndCheck('backend', ['--backend', 'fakedev']);
+    expect(r.X3.summary).toMatch(/5 of 5 device events reach a CPU op \(5 by External id, 0 by enclosure\)/);
+    expect(r.P3.status).toBe('pass');
+    expect(r.P4).toMatchObject({
+      status: 'pass',
+      summary: 'aten::mm: 100 µs self device time = Σ of 5 linked device events',
+    });
+    expect(r.K6.status).toBe('pass');
+    const session = JSON.parse(readFileSync(path.join(temp.dir, 'backend', 'session.json'), 'utf8')) as {
+      activities: string[];
+      torchIds?: { device: string };
+      mode: { chosen: string };
+    };
+    expect(session.mode.chosen).toBe('agent');
+    expect(session.activities).toContain('PrivateUse1:fakedev');
+    expect(session.torchIds?.device).toBe('fakedev');
+  }, 300_000);
 });

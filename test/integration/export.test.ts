@@ -167,9 +167,26 @@ describe('flagprof export of a training session', () => {
 
   it('keeps every source line’s CPU time and ops, read back without sites.json', () => {
     const lineOf = (a: Analysis) =>
-      a.lines.map((l) => `${l.file}:${l.line} self ${l.cpuSelfNs} total ${l.cpuTotalNs} ns, ${l.ops} ops`);
+      a.lines.map(
+        (l) =>
+          `${l.file}:${l.line} ${l.kind ?? 'exact'} self ${l.cpuSelfNs} total ${l.cpuTotalNs} ns, ${l.ops} ops`,
+      );
     expect(lineOf(after)).toEqual(lineOf(before));
     expect(before.lines.length).toBeGreaterThan(10);
+  });
+
+  it('reads each op’s call site back whole: the expression’s span, its function and kind', () => {
+    const original = before.profile.sites;
+    expect(original?.size).toBeGreaterThan(100);
+    let spans = 0;
+    for (const [externalId, chain] of original ?? []) {
+      const back = after.profile.sites?.get(externalId);
+      expect(back?.[0], `op ${externalId}`).toEqual(chain[0]);
+      expect(back?.length).toBe(chain.every((f) => f.kind !== 'function') ? chain.length : 1);
+      if (chain[0].endColumn !== undefined) spans++;
+    }
+    // Python >= 3.11 records every expression's span: the columns must have survived the round trip.
+    expect(spans).toBeGreaterThan(100);
   });
 
   it('writes the backward ops’ site as the line that called backward(), saying so', () => {

@@ -8,7 +8,9 @@ import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openProfile } from '../../extension/capture/open';
+import { openRun } from '../../extension/capture/merged';
 import { openRanks } from '../../extension/capture/ranks';
+import { analyze } from '../../extension/analysis/analyze';
 import type { Profile } from '../../extension/model/profile';
 import { isOpKind } from '../../extension/shared/kinds';
 import { readJson, requirePython, tempDir } from '../helpers/agent';
@@ -100,6 +102,39 @@ describe('flagprof profile -- torchrun', () => {
     expect((profile.metadata.session as { rank: { rank: number } }).rank.rank).toBe(0);
   });
 
+  it('opens whole as one run: each rank a track group, its ops on their lines, the lines summed', async () => {
+    const ranks = await openRanks(out);
+    const { profile } = await openRun(out);
+    const groups = new Set(profile.tracks.filter((t) => t.sliceCount > 0).map((t) => t.processName));
+    expect(groups).toEqual(new Set(['Rank 0', 'Rank 1']));
+    const parts = ranks.map((r) => r.opened!.profile);
+    expect(profile.slices.length).toBe(parts[0].slices.length + parts[1].slices.length);
+    const line = lineOf('dist.all_reduce(total)');
+    expect(opsOnLine(profile, line)).toContain('c10d::allreduce_');
+    const onLine = (p: Profile) =>
+      analyze(p).lines.find((l) => l.file === SCRIPT && l.line === line && l.kind === undefined)!;
+    const [zero, one] = parts.map(onLine);
+    const both = onLine(profile);
+    expect(both.ops).toBe(zero.ops + one.ops);
+    expect(both.cpuSelfNs).toBeCloseTo(zero.cpuSelfNs + one.cpuSelfNs, 0);
+    // The launcher's own record speaks for the run.
+    expect(profile.metadata.session).toMatchObject({ multiProcess: { script: SCRIPT } });
+  });
+
+  it(
+    'puts every rank in the HTML report of the session',
+    async () => {
+      const html = path.join(tempDir('ranks-report'), 'run.html');
+      const report = await runCli(['report', out, '--out', html], { timeoutMs: TIMEOUT });
+      expect(report.code, report.stderr).toBe(0);
+      const { profile } = await openRun(out);
+      const zero = (await openProfile(out)).profile;
+      expect(profile.slices.length).toBeGreaterThan(zero.slices.length);
+      expect(report.stderr).toContain(`${profile.slices.length.toLocaleString('en-US')} slices`);
+    },
+    TIMEOUT,
+  );
+
   it(
     'sets the ranks side by side with their gloo collective time (summary --ranks)',
     async () => {
@@ -133,6 +168,44 @@ describe('flagprof profile -- torchrun', () => {
       });
       expect(single.code).toBe(2);
       expect(single.stderr).toContain('not a multi-process session');
+    },
+    TIMEOUT,
+  );
+});
+
+describe('a step schedule on a torchrun job', () => {
+  it(
+    'reaches every worker: each rank records the same steps, counted at its own optimizer steps',
+    async () => {
+      const out = path.join(tempDir('ranks-schedule'), 'session');
+      const run = await runCli(
+        [
+          'profile',
+          '--out',
+          out,
+          '--python',
+          PYTHON,
+          '--mode',
+          'cpu',
+          '--schedule',
+          '1,0,2,1',
+          '--',
+          ...TORCHRUN,
+        ].concat(['ddp_gloo.py', '--steps', '5']),
+        { cwd: LAUNCH, timeoutMs: TIMEOUT - 30_000 },
+      );
+      expect(run.code, run.stderr).toBe(0);
+      const ranks = await openRanks(out);
+      expect(ranks).toHaveLength(2);
+      for (const rank of ranks) {
+        const profile = rank.opened!.profile;
+        const steps = new Set<string>();
+        for (let i = 0; i < profile.slices.length; i++) {
+          const name = profile.nameOf(i);
+          if (name.startsWith('ProfilerStep#')) steps.add(name);
+        }
+        expect([...steps].sort()).toEqual(['ProfilerStep#1', 'ProfilerStep#2']);
+      }
     },
     TIMEOUT,
   );

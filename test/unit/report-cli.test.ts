@@ -64,7 +64,7 @@ describe('flagprof report', () => {
 
   it('asks for --out', async () => {
     await expect(reportCommand.run([TRACE])).rejects.toThrow(
-      'usage: flagprof report TRACE|SESSION --out report.html',
+      'usage: flagprof report TRACE|SESSION|FOLDER --out report.html',
     );
   });
 

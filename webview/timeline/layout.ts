@@ -2,17 +2,20 @@
  * The rows down the canvas (in trackOrder.ts's order): a header per group, then each of its tracks with one lane per nesting depth,
  * unless the process is collapsed. Positions are content coordinates (0 at the top of the first row).
  */
-import type { TimelineTrack } from '../../extension/protocol';
+import type { TimelineCounterTrack, TimelineTrack } from '../../extension/protocol';
 import type { Lane, TimelineModel } from '../model';
+import { counterDetail } from './counters';
 import { orderTracks, PINNED } from './trackOrder';
 
 export const ROW_HEIGHT = 18;
 export const PROCESS_HEIGHT = 22;
 /** Space between two tracks, half above and half below the lanes. */
 export const TRACK_GAP = 6;
+/** Height of a counter row (its chart, and the gap). */
+export const COUNTER_HEIGHT = 3 * ROW_HEIGHT + TRACK_GAP;
 
 export interface Row {
-  kind: 'process' | 'track';
+  kind: 'process' | 'track' | 'counter';
   y: number;
   height: number;
   label: string;
@@ -22,6 +25,8 @@ export interface Row {
   /** A track's row: its track id, and whether it is pinned. */
   trackId?: number;
   pinned?: boolean;
+  /** A counter's row: the counter. */
+  counter?: TimelineCounterTrack;
 }
 
 export class TrackLayout {
@@ -72,13 +77,24 @@ export class TrackLayout {
     this.laneY.fill(-1);
     this.pinnedHeight = 0;
     let y = 0;
-    const groups = orderTracks(this.model.header.tracks, this.pinned, (t) => this.model.isTrackShown(t));
+    const groups = orderTracks(
+      this.model.header.tracks,
+      this.pinned,
+      (t) => this.model.isTrackShown(t),
+      this.model.counters,
+    );
     for (const group of groups) {
       const { label, process } = group;
       rows.push({ kind: 'process', y, height: PROCESS_HEIGHT, label, detail: '', process, lanes: [] });
       y += PROCESS_HEIGHT;
       if (this.collapsed.has(group.process)) continue;
-      for (const track of group.tracks) y = this.trackRow(rows, track, group.process, y);
+      // Counters go after the device streams, before the CPU threads.
+      const streams = group.tracks.filter((t) => t.kind === 'device').length;
+      group.tracks.forEach((track, k) => {
+        if (k === streams) y = this.counterRows(rows, group.counters, process, y);
+        y = this.trackRow(rows, track, group.process, y);
+      });
+      if (streams === group.tracks.length) y = this.counterRows(rows, group.counters, process, y);
       if (group.process === PINNED) this.pinnedHeight = y;
     }
     this.rows = rows;
@@ -103,6 +119,33 @@ export class TrackLayout {
       pinned: this.pinned.has(track.id),
     });
     return y + height;
+  }
+
+  private counterRows(
+    rows: Row[],
+    counters: readonly TimelineCounterTrack[],
+    process: string,
+    y: number,
+  ): number {
+    for (const counter of counters) {
+      rows.push({
+        kind: 'counter',
+        y,
+        height: COUNTER_HEIGHT,
+        label: counter.name,
+        detail: counterDetail(counter),
+        process,
+        lanes: [],
+        counter,
+      });
+      y += COUNTER_HEIGHT;
+    }
+    return y;
+  }
+
+  /** The counter row at a content y, if any. */
+  counterAt(y: number): Row | undefined {
+    return this.rows.find((r) => r.kind === 'counter' && y >= r.y && y < r.y + r.height);
   }
 
   /** The track row at a content y, if any. */

@@ -33,6 +33,23 @@ export class Tooltip {
       if (op >= 0) parts.push(`launched by ${visibleText(model.nameOf(op))}`);
       meta.textContent = parts.join(' · ');
     }
+    this.place(title, meta, clientX, clientY);
+  }
+
+  /** Shows a title and a line of text (a counter's values at the pointer). */
+  showText(titleText: string, metaText: string, clientX: number, clientY: number): void {
+    this.element.replaceChildren();
+    const title = document.createElement('div');
+    title.className = 'tooltip-title';
+    title.textContent = visibleText(titleText, Infinity);
+    const meta = document.createElement('div');
+    meta.className = 'tooltip-meta';
+    meta.textContent = metaText;
+    this.place(title, meta, clientX, clientY);
+  }
+
+  private place(title: HTMLElement, meta: HTMLElement, clientX: number, clientY: number): void {
+    const tip = this.element;
     tip.append(title, meta);
     tip.hidden = false;
     const bounds = this.container.getBoundingClientRect();

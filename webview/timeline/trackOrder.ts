@@ -1,15 +1,18 @@
 /**
  * The order of the timeline's rows, as Nsight Systems and Perfetto users expect: pinned tracks first, then the
- * processes with device streams, then the rest; inside a process device streams, then CPU threads, then other
- * rows. Tracks with nothing to draw are left out, and so are processes left without tracks. Plain data, no DOM.
+ * processes with device streams, then the rest; inside a process device streams, then its counters (a device's
+ * memory beside its streams), then CPU threads, then other rows. Tracks with nothing to draw are left out, and so
+ * are processes left without tracks or counters. Plain data, no DOM.
  */
-import type { TimelineTrack } from '../../extension/protocol';
+import type { TimelineCounterTrack, TimelineTrack } from '../../extension/protocol';
 
 export interface TrackGroup {
   /** The process's key (its pid), or PINNED for the pinned tracks. */
   process: string;
   label: string;
   tracks: TimelineTrack[];
+  /** Its counter rows, in the payload's order: drawn after its device streams, before its CPU threads. */
+  counters: TimelineCounterTrack[];
 }
 
 /** The key of the group of pinned tracks (no pid is empty and bracketed). */
@@ -25,6 +28,7 @@ export function orderTracks(
   tracks: readonly TimelineTrack[],
   pinned: ReadonlySet<number>,
   shown: (track: TimelineTrack) => boolean,
+  counters: readonly TimelineCounterTrack[] = [],
 ): TrackGroup[] {
   const visible = tracks.filter(shown);
   const byProcess = new Map<string, TimelineTrack[]>();
@@ -34,7 +38,14 @@ export function orderTracks(
     if (list) list.push(track);
     else byProcess.set(track.pid, [track]);
   }
-  const labels = processLabels(visible);
+  const countersOf = new Map<string, TimelineCounterTrack[]>();
+  for (const counter of counters) {
+    if (!byProcess.has(counter.pid)) byProcess.set(counter.pid, []);
+    const list = countersOf.get(counter.pid);
+    if (list) list.push(counter);
+    else countersOf.set(counter.pid, [counter]);
+  }
+  const labels = processLabels(visible, counters);
   const groups: TrackGroup[] = [...byProcess].map(([process, list]) => ({
     process,
     label: labels.get(process)!,
@@ -42,11 +53,12 @@ export function orderTracks(
       .map((t, rank) => ({ t, rank }))
       .sort(byKind)
       .map(({ t }) => t),
+    counters: countersOf.get(process) ?? [],
   }));
   // A stable sort: processes keep the payload's order within each kind.
   groups.sort((a, b) => Number(!hasDevice(a)) - Number(!hasDevice(b)));
   const pins = visible.filter((t) => pinned.has(t.id));
-  if (pins.length > 0) groups.unshift({ process: PINNED, label: 'Pinned', tracks: pins });
+  if (pins.length > 0) groups.unshift({ process: PINNED, label: 'Pinned', tracks: pins, counters: [] });
   return groups;
 }
 
@@ -62,9 +74,13 @@ function hasDevice(group: TrackGroup): boolean {
  * A process's header: its name, or "process PID"; where two processes share a name (Kineto names the device
  * process after the host's, "python3"), the device one says which device it is.
  */
-function processLabels(tracks: readonly TimelineTrack[]): Map<string, string> {
+function processLabels(
+  tracks: readonly TimelineTrack[],
+  counters: readonly TimelineCounterTrack[],
+): Map<string, string> {
   const names = new Map<string, string>();
-  for (const t of tracks) if (!names.has(t.pid)) names.set(t.pid, t.processName || `process ${t.pid}`);
+  for (const t of [...tracks, ...counters])
+    if (!names.has(t.pid)) names.set(t.pid, t.processName || `process ${t.pid}`);
   const uses = new Map<string, number>();
   for (const name of names.values()) uses.set(name, (uses.get(name) ?? 0) + 1);
   const deviceOnly = new Set(tracks.filter((t) => t.kind === 'device').map((t) => t.pid));

@@ -8,8 +8,10 @@
  */
 import { formatDuration } from '../../extension/shared/format';
 import { isDeviceKind } from '../../extension/shared/kinds';
+import type { TimelineCounterTrack } from '../../extension/protocol';
 import type { TimelineModel } from '../model';
 import { readTheme, type Theme } from '../theme';
+import { describeCounterAt, drawCounterHover, drawCounterRow } from './counters';
 import { FlowPainter, flowsOf } from './flows';
 import type { Frame } from './frame';
 import { fitView, type Placed } from './fit';
@@ -49,6 +51,8 @@ export interface FrameStats {
   flows: number;
   /** Flows in view that were not drawn because there were too many. */
   flowsHidden: number;
+  /** Counter points (or buckets of them) drawn. */
+  counterPoints: number;
 }
 
 /** Ruler ticks at least this far apart, CSS px. */
@@ -66,7 +70,15 @@ export class TimelineView implements InputTarget {
   allFlows = false;
   /** The time range dragged out, if any. */
   range: TimeRange | undefined;
-  readonly stats: FrameStats = { frameTimes: [], frames: 0, blocks: 0, labels: 0, flows: 0, flowsHidden: 0 };
+  readonly stats: FrameStats = {
+    frameTimes: [],
+    frames: 0,
+    blocks: 0,
+    labels: 0,
+    flows: 0,
+    flowsHidden: 0,
+    counterPoints: 0,
+  };
   private readonly ctx: CanvasRenderingContext2D;
   private theme: Theme;
   private readonly rows: TrackLayout;
@@ -74,6 +86,8 @@ export class TimelineView implements InputTarget {
   private readonly flows: FlowPainter;
   private readonly tooltip: Tooltip;
   private hovered = -1;
+  /** The counter row under the pointer and the time there. */
+  private hoveredCounter: { id: number; t: number } | undefined;
   private nameMatches: Uint8Array | undefined;
   private redrawPending = false;
 
@@ -365,6 +379,7 @@ export class TimelineView implements InputTarget {
     ctx.beginPath();
     ctx.rect(LABEL_WIDTH, RULER_HEIGHT, viewport.width - LABEL_WIDTH, viewport.height - RULER_HEIGHT);
     ctx.clip();
+    this.stats.counterPoints = this.drawCounters(frame);
     const labels = this.slices.drawLabels(frame);
     drawHighlights(frame, { nameMatches: this.nameMatches, hovered: this.hovered, selected: this.selected });
     const flows = this.flows.draw(frame, this.selected, this.allFlows);
@@ -382,6 +397,22 @@ export class TimelineView implements InputTarget {
     times.push(performance.now() - t0);
     this.stats.frames++;
     this.stats.labels = labels;
+  }
+
+  /** The counter rows on screen; answers the points drawn. */
+  private drawCounters(frame: Frame): number {
+    const { viewport } = frame;
+    let points = 0;
+    for (const row of this.rows.rows) {
+      if (row.kind !== 'counter' || !row.counter) continue;
+      const y = viewport.screenY(row.y);
+      if (y + row.height < RULER_HEIGHT || y > viewport.height || viewport.covered(row.y)) continue;
+      const lods = this.model.seriesOf(row.counter);
+      points += drawCounterRow(frame, row.counter, lods, y, row.height);
+      const hover = this.hoveredCounter;
+      if (hover?.id === row.counter.id) drawCounterHover(frame, row.counter, lods, y, row.height, hover.t);
+    }
+    return points;
   }
 
   /** Clears the canvas and sets its font; the frame's shared state. */
@@ -449,7 +480,25 @@ export class TimelineView implements InputTarget {
     return this.rows.processHeaderAt(this.viewport.contentY(y));
   }
 
+  /** The counter row under a screen point, if any. */
+  counterAt(x: number, y: number): TimelineCounterTrack | undefined {
+    if (x < LABEL_WIDTH || y < RULER_HEIGHT) return undefined;
+    return this.rows.counterAt(this.viewport.contentY(y))?.counter;
+  }
+
   hover(x: number, y: number, clientX: number, clientY: number): void {
+    const counter = this.counterAt(x, y);
+    const t = this.viewport.nsAt(x);
+    if (counter || this.hoveredCounter) {
+      this.hoveredCounter = counter && { id: counter.id, t };
+      this.scheduleRedraw();
+    }
+    if (counter) {
+      this.hovered = -1;
+      const text = describeCounterAt(counter, this.model.seriesOf(counter), t, this.model.header.startNs);
+      this.tooltip.showText(counter.name, text, clientX, clientY);
+      return;
+    }
     const hit = this.hitTest(x, y);
     if (hit.slice !== this.hovered) {
       this.hovered = hit.merged > 0 ? -1 : hit.slice;
@@ -461,6 +510,7 @@ export class TimelineView implements InputTarget {
 
   unhover(): void {
     this.hovered = -1;
+    this.hoveredCounter = undefined;
     this.tooltip.hide();
     this.scheduleRedraw();
   }

@@ -33,6 +33,10 @@ FP_SAME_OFFSET(fp_cupti_kernel10, CUpti_ActivityKernel10, dynamicSharedMemory);
 FP_SAME_OFFSET(fp_cupti_kernel10, CUpti_ActivityKernel10, correlationId);
 FP_SAME_OFFSET(fp_cupti_kernel10, CUpti_ActivityKernel10, name);
 FP_SAME_OFFSET(fp_cupti_kernel10, CUpti_ActivityKernel10, queued);
+FP_SAME_OFFSET(fp_cupti_kernel10, CUpti_ActivityKernel10, graphNodeId);
+FP_SAME_OFFSET(fp_cupti_kernel10, CUpti_ActivityKernel10, graphId);
+FP_SAME_OFFSET(fp_cupti_kernel10, CUpti_ActivityKernel5, graphId);
+FP_SAME_OFFSET(fp_cupti_kernel10, CUpti_ActivityKernel9, graphId);
 static_assert(sizeof(fp_cupti_kernel10) == sizeof(CUpti_ActivityKernel10), "Kernel10 size");
 // Older kernel versions: the fields read here sit at the same offsets.
 FP_SAME_OFFSET(fp_cupti_kernel10, CUpti_ActivityKernel4, start);
@@ -143,6 +147,8 @@ RecordClass parseRecord(const uint8_t* rec, size_t size, ParsedRecord& r) {
   // instead of zeroing a fresh one per record (which cost more than the parse).
   r.start = r.end = 0;
   r.correlation = r.device = r.context = r.stream = r.process = r.thread = r.cbid = r.returnValue = 0;
+  r.graphId = 0;
+  r.graphNodeId = 0;
   switch (kind) {
     case FP_CUPTI_KIND_KERNEL:
     case FP_CUPTI_KIND_CONCURRENT_KERNEL: {
@@ -165,6 +171,9 @@ RecordClass parseRecord(const uint8_t* rec, size_t size, ParsedRecord& r) {
       r.dynamicSharedMemory = FP_LOAD(rec, K, dynamicSharedMemory);
       r.correlation = FP_LOAD(rec, K, correlationId);
       r.queued = FP_LOAD(rec, K, queued);
+      // A kernel a graph launch replayed: Kernel5 on (160 bytes and more) say which graph and node; 0 otherwise.
+      r.graphId = size >= 160 ? FP_LOAD(rec, K, graphId) : 0;
+      r.graphNodeId = size >= 160 ? FP_LOAD(rec, K, graphNodeId) : 0;
       return checkTiming(r);
     }
     case FP_CUPTI_KIND_MEMCPY: {
@@ -340,6 +349,11 @@ void appendMetadata(const ParsedRecord& r, std::optional<int64_t> externalId, co
       m["grid"] = "[" + std::to_string(r.grid[0]) + ", " + std::to_string(r.grid[1]) + ", " + std::to_string(r.grid[2]) + "]";
       m["block"] =
           "[" + std::to_string(r.block[0]) + ", " + std::to_string(r.block[1]) + ", " + std::to_string(r.block[2]) + "]";
+      // Kineto's keys, written only for graph kernels (as for the other optional fields).
+      if (r.graphId) {
+        m["graph id"] = std::to_string(r.graphId);
+        m["graph node id"] = std::to_string(r.graphNodeId);
+      }
       // Only from recorded device properties: omitted, never invented.
       Occupancy o = estimateOccupancy(r, device);
       if (o.known) {
@@ -447,6 +461,10 @@ void appendMetadataJson(const ParsedRecord& r, std::optional<int64_t> externalId
       w.integer("correlation", r.correlation);
       w.integer("device", r.device);
       if (o.known) w.integer("est. achieved occupancy %", int64_t(std::clamp(o.achievedPercent, -1e15, 1e15)));
+      if (r.graphId) {
+        w.integer("graph id", r.graphId);
+        w.integer("graph node id", r.graphNodeId);
+      }
       w.triple("grid", r.grid);
       w.integer("queued", r.queued);
       w.integer("registers per thread", r.registersPerThread);

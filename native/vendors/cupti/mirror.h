@@ -86,9 +86,18 @@
   uint32_t pad; \
   void* reserved0;
 
+/* Kernel5 (CUDA 11.0) on add the graph fields (Kernel4, 144 bytes, ends at graphNodeId). */
 typedef struct {
   FP_CUPTI_KERNEL_HEAD
-  uint8_t rest[216 - 136];
+  uint8_t launchType;
+  uint8_t isSharedMemoryCarveoutRequested;
+  uint8_t sharedMemoryCarveoutRequested;
+  uint8_t padding;
+  uint32_t sharedMemoryExecuted;
+  uint64_t graphNodeId;
+  uint32_t shmemLimitConfig;
+  uint32_t graphId;
+  uint8_t rest[216 - 160];
 } fp_cupti_kernel10;
 
 typedef struct {

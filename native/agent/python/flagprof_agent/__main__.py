@@ -1,4 +1,5 @@
 """python -m flagprof_agent --session DIR [--mode auto|kineto|agent|cpu] [--delay S] [--duration S]
+                           [--schedule wait=W,warmup=U,active=A[,repeat=R]]
                            [--record-shapes|--no-record-shapes] [--profile-memory] [--progress-fd N]
                            -- script.py|-m module [args...]
 
@@ -21,6 +22,7 @@ import time
 from . import __version__
 from .modes import MODES, device_activities, device_hint, torch_build
 from . import launch
+from . import schedule as step_schedule
 from .progress import Progress
 from .runner import Terminated, exception_record, prepare_interpreter, print_exception, run_script
 from .segments import SegmentWriter
@@ -63,12 +65,27 @@ def parse_args(argv):
         default=None,
         help="seconds of capture written to disk at a time (default %g; 0: once, at the end)" % DEFAULT_SEGMENT_S,
     )
+    parser.add_argument(
+        "--schedule",
+        default=None,
+        help="wait=W,warmup=U,active=A[,repeat=R] (or W,U,A[,R]): torch.profiler's step schedule, a step ending at "
+        "each optimizer step",
+    )
     parser.add_argument("script", nargs="?", help=argparse.SUPPRESS)
     options = parser.parse_args(own)
     if options.script is not None:
         rest = [options.script] + rest
     if not rest:
         parser.error("no script given: python -m flagprof_agent --session DIR -- script.py [args...]")
+    options.segment_given = options.segment is not None
+    if options.schedule is not None:
+        try:
+            options.schedule = step_schedule.parse(options.schedule)
+        except step_schedule.ScheduleError as error:
+            parser.error("--schedule: %s" % error)
+        if options.delay or options.duration is not None:
+            # Two windows, one in seconds and one in steps, have no one meaning: which would win is a guess.
+            parser.error("--schedule cannot be combined with --delay/--duration: the schedule picks the steps itself")
     if options.segment is None:
         env = os.environ.get("FLAGPROF_SEGMENT_S")
         try:
@@ -495,10 +512,14 @@ def main(argv=None):
         options.delay,
         options.duration,
         progress,
-        segment_s=options.segment,
+        # A scheduled run writes one segment per recorded cycle, never by time.
+        segment_s=options.segment if options.schedule is None else None,
         on_segment=write_segment if writer is not None else None,
         site_table=site_table,
+        schedule=options.schedule,
     )
+    if options.schedule is not None and options.segment_given:
+        session.note("--segment is off with --schedule: each recorded cycle is written as one segment", tell=True)
 
     window.announce_native_failure = options.mode == "agent"
     if torch is not None and mode in ("cpu", "kineto") and options.mode != "cpu":
@@ -515,6 +536,8 @@ def main(argv=None):
             progress.emit("starting", mode="kineto", reason=session.record["mode"]["reason"])
 
         window.on_device_backend = on_device_backend
+    elif torch is not None and mode == "agent" and native_handle is not None:
+        window.on_device_backend = lambda name: _torch_ids_through_adaptor(torch, name, window, session)
     run = Run(options, directory, session, progress, window, writer, torch, mode, reason, launcher)
     prepare_interpreter(options.script, options.args, options.module)
     session.record["status"] = "running"
@@ -528,6 +551,38 @@ def main(argv=None):
         if os._exit is not real_exit:
             os._exit = real_exit
     return run.finish(code, status, error)
+
+
+def _torch_ids_through_adaptor(torch, name, window, session):
+    """Agent mode, and the script registered a PrivateUse1 device: where its backend brings no Kineto profiler,
+    the project's adaptor is registered for it in ids-only mode (FLAGPROF_KINETO_IDS_ONLY: the capture stays the
+    agent's), so torch pushes each op's correlation id to the tracer and the device events link by External id.
+    Returns False when the device is not followed (its backend's own profiler, or no plugin here)."""
+    from . import kineto_plugin
+
+    os.environ["FLAGPROF_KINETO_IDS_ONLY"] = "1"
+    try:
+        result = kineto_plugin.load(torch)
+    except kineto_plugin.PluginUnavailable as error:
+        session.note(
+            "device %r registered by the script; torch's correlation ids are not recorded (%s): device events are "
+            "linked by enclosure" % (name, error),
+            tell=True,
+        )
+        return False
+    if result != "registered":
+        session.note(
+            "device %r registered by the script with a Kineto profiler of its own: agent mode records the device "
+            "itself, linked by enclosure (profile with --mode kineto to use the backend's profiler)" % name
+        )
+        return False
+    session.record["activities"] = [n for n, _ in window.activities] + ["PrivateUse1:%s" % name]
+    session.record["torchIds"] = {"device": name, "through": "the Kineto adaptor, ids only"}
+    session.note(
+        "device %r registered by the script: torch's correlation ids reach the tracer from the statement after it "
+        "(device events link by External id)" % name
+    )
+    return True
 
 
 def exact_site_table(torch, script, session):

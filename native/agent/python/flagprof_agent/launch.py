@@ -59,7 +59,12 @@ def rank_of_worker():
 
 def worker_options(options):
     """The agent's own options, passed on to every worker."""
-    args = ["--mode", options.mode, "--delay", repr(options.delay), "--segment", repr(options.segment)]
+    args = ["--mode", options.mode, "--delay", repr(options.delay)]
+    # Each worker counts its own optimizer steps: the ranks record the same steps.
+    if getattr(options, "schedule", None) is not None:
+        args += ["--schedule", options.schedule.text()]
+    else:
+        args += ["--segment", repr(options.segment)]
     if options.duration is not None:
         args += ["--duration", repr(options.duration)]
     args.append("--record-shapes" if options.record_shapes else "--no-record-shapes")

@@ -183,6 +183,9 @@ class SegmentWriter:
         from .sites import collect_sites, write_sites
 
         sites, counts = collect_sites(profiler, self.torch, self.script, self.site_table)
+        if getattr(profiler, "record_steps", False):
+            for step_id in _profiler_step_ids(profiler):
+                sites.pop(step_id, None)
         path = os.path.join(self.directory, sites_name(number))
         try:
             with open(path + ".tmp", "w", encoding="utf-8") as f:
@@ -263,6 +266,31 @@ class SegmentWriter:
         }
         self.session.record["sites"] = dict(self.sites, files=[sites_name(n) for n in range(1, self.segments + 1)])
         self.session.write_quietly()
+
+
+def _profiler_step_ids(profiler):
+    """Correlation ids of the ProfilerStep#N spans of a scheduled profiler. The agent steps torch's profiler at the
+    script's line after each optimizer step, so the event tree puts each span under that line: a span is the
+    profiler's own mark of a step, not that line's cost. They hang under the Python calls that run the script, never
+    under an op, so the walk stops at every op."""
+    results = profiler.profiler.kineto_results if profiler.profiler is not None else None
+    if results is None:
+        return []
+    from torch._C._profiler import _EventType
+
+    found = []
+    stack = list(results.experimental_event_tree())
+    while stack:
+        node = stack.pop()
+        try:
+            if node.tag == _EventType.TorchOp:
+                if node.name.startswith("ProfilerStep#"):
+                    found.append(node.correlation_id)
+                continue
+            stack.extend(node.children)
+        except Exception:
+            continue  # a node torch cannot convert: its sites stay as collect_sites made them
+    return found
 
 
 def _gzip(data):

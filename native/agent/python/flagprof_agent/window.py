@@ -12,12 +12,19 @@ is explained.
 While the window is open, exact_sites' mode runs every torch call of the script's thread through the trampoline of
 its expression; it is switched off while a segment is written and removed when the window closes, so time outside
 the window costs nothing.
+
+With a step schedule (--schedule, schedule.py) the window is open for the whole run and torch's own schedule picks
+the steps: the profiler is stepped at the script's line after each optimizer step, every cycle torch hands to
+on_trace_ready is one segment, and time-based rotation is off. With a finite repeat the window closes after the
+last cycle.
 """
 
 import os
 import signal
 import sys
+import threading
 import time
+import warnings
 
 from . import tracing_state
 from .exact_sites import SITE_FILE
@@ -52,6 +59,7 @@ class CaptureWindow:
         segment_s=None,
         on_segment=None,
         site_table=None,
+        schedule=None,
     ):
         self.torch = torch
         self.activities = activities
@@ -93,6 +101,22 @@ class CaptureWindow:
         # the native capture already owns the device activity API).
         self.on_device_backend = None
         self.device_backend = None
+        # False when the device the script registered is not profiled through PrivateUse1 (on_device_backend said).
+        self.device_followed = True
+        # schedule.StepSchedule, or None: the window is bounded by time only.
+        self.schedule = schedule
+        self._optimizer_steps = None
+        self._main_thread = None
+        # torch.profiler's step() is running (on_trace_ready then hands over a whole cycle) / waits for the script's
+        # next line / writing a cycle failed for good (the disk is full).
+        self._in_step = False
+        self._step_pending = False
+        self._stop_after_step = False
+        # {"cycle", "steps": [first, last], "complete"} of every cycle handed to the segment writer.
+        self.cycles = []
+        self.steps_counted = 0
+        self.schedule_done_at = None
+        self._schedule_noted = set()
 
     # -- the window -------------------------------------------------------------------------------------------
 
@@ -144,6 +168,8 @@ class CaptureWindow:
                         self.state = CLOSED
                         return
             self._install_site_mode()
+            if self.schedule is not None and self.profiler is not None:
+                self._install_step_hook()
         finally:
             self._switching = False
         self.state = OPEN
@@ -161,11 +187,15 @@ class CaptureWindow:
         self._schedule()
 
     def _start_profiler(self):
+        scheduled = {}
+        if self.schedule is not None:
+            scheduled = {"schedule": self.schedule.torch_schedule(self.torch), "on_trace_ready": self._cycle_ready}
         profiler = self.torch.profiler.profile(
             activities=[a for _, a in self._profiled_activities()],
             record_shapes=self.record_shapes,
             with_stack=True,
             profile_memory=self.profile_memory,
+            **scheduled,
         )
         profiler.start()
         return profiler
@@ -173,7 +203,11 @@ class CaptureWindow:
     def _profiled_activities(self):
         """The activities asked for, plus the PrivateUse1 device the script registered since (its backend's Kineto
         profiler traces it)."""
-        if self.device_backend is None or any(name.startswith("PrivateUse1") for name, _ in self.activities):
+        if (
+            self.device_backend is None
+            or not self.device_followed
+            or any(name.startswith("PrivateUse1") for name, _ in self.activities)
+        ):
             return self.activities
         activity = getattr(self.torch.profiler.ProfilerActivity, "PrivateUse1", None)
         if activity is None:
@@ -209,8 +243,20 @@ class CaptureWindow:
         name = self.torch._C._get_privateuse1_backend_name()
         if not name or name == "privateuseone" or self.device_backend is not None:
             return
+        if self.schedule is not None and self.state == OPEN:
+            # A scheduled profiler keeps its activities from cycle to cycle: restarting it would restart the count.
+            self.device_backend = name
+            self.notes.append(
+                "the script registered the device %r while the schedule ran: its device activity is not traced "
+                "(profile without --schedule, or import the backend before the script's first step)" % name
+            )
+            return
         self.device_backend = name
-        self.on_device_backend(name)
+        if self.on_device_backend(name) is False:
+            # Nothing of ours would trace it (agent mode with a backend that brings its own profiler, or no
+            # plugin): the activities stay as they are.
+            self.device_followed = False
+            return
         if self.state != OPEN or self.profiler is None:
             return  # the window opens later, with the device
         # The outermost frame of the script's own code (the statement that imported the backend): the switch waits
@@ -247,7 +293,11 @@ class CaptureWindow:
             remove()
 
     def close(self):
+        pending = self._step_pending
         self._cancel_own_code_switch()
+        if pending and self.state == OPEN:
+            # The run ends between an optimizer step and the script's next line: that step still ends a step.
+            self._step_profiler()
         if self.state != OPEN:
             if self.state == WAITING:
                 self.state = CLOSED
@@ -255,7 +305,11 @@ class CaptureWindow:
             return
         self._clear_timer()
         self._end_window(self.profiler)
-        self._hand_over(self.profiler)
+        if self.schedule is None:
+            self._hand_over(self.profiler)
+        elif self.torch is not None:
+            # A cycle the end cut short went out through on_trace_ready, from the profiler's stop.
+            self._schedule_verdict()
 
     def _end_window(self, profiler):
         """Stops the profiler (if still running) and the native capture: the window is closed."""
@@ -273,13 +327,14 @@ class CaptureWindow:
             self._switching = False
             self.state = CLOSED
             self.end_ns = time.time_ns()
+            self._remove_step_hook()
         self.progress.emit("running", profiling=False)
 
     def rotate(self):
         """Ends the current segment (its events go to disk) and starts the next one. Ctrl-C, SIGTERM and SIGHUP wait
         until it is done (then reach the script as usual): an exception inside the profiler's stop leaves torch in
         a state whose next stop crashes the interpreter."""
-        if self.state != OPEN or self.profiler is None:
+        if self.state != OPEN or self.profiler is None or self.schedule is not None:
             return
         with _DeferredStopSignals():
             self._rotate()
@@ -394,7 +449,213 @@ class CaptureWindow:
             "segments": self.segments,
             # Epoch-ns [start, end] pairs during which the script was paused while a segment was written.
             "flushes": self.flushes,
+            "schedule": self._describe_schedule(),
         }
+
+    # -- the step schedule (--schedule) -------------------------------------------------------------------------
+
+    def _install_step_hook(self):
+        from .schedule import OptimizerSteps
+
+        self._main_thread = threading.get_ident()
+        steps = OptimizerSteps(self.torch, self._optimizer_stepped)
+        try:
+            installed = steps.install()
+        except Exception as error:
+            installed = False
+            self.notes.append("--schedule: the optimizer step hook could not be registered (%s)" % error)
+        if installed:
+            self._optimizer_steps = steps
+        else:
+            note = "--schedule: this torch has no optimizer step hook (torch.optim), so no step can be counted"
+            self.notes.append(note)
+            _say(note)
+        self._sites_follow_recording()
+
+    def _remove_step_hook(self):
+        steps = self._optimizer_steps
+        if steps is not None:
+            steps.remove()
+
+    def _optimizer_stepped(self):
+        """torch.optim's post hook, inside Optimizer.step (and its record_function): the step is ended at the
+        script's next line, as a script calling prof.step() after optimizer.step() ends it, so torch's
+        ProfilerStep spans hold whole Optimizer.step spans."""
+        if self.state != OPEN or self.profiler is None:
+            return
+        if threading.get_ident() != self._main_thread:
+            # torch.profiler is switched on the thread that started it.
+            self._note_once(
+                "thread",
+                "--schedule: optimizer steps on threads other than the script's main thread are not counted",
+            )
+            return
+        try:
+            if self._step_pending:
+                # Two steps before the script's next line: the first one ends now.
+                self._cancel_own_code_switch()
+                self._step_and_close_when_done()
+                if self.state != OPEN:
+                    return
+            self.steps_counted += 1
+            own = sys._getframe(1)
+            while own is not None and self._runs_for_torch(own):
+                own = own.f_back
+            self._step_pending = True
+            if own is None or not self._switch_at(own, calls=False, action=self._step_and_close_when_done):
+                # A debugger's trace function, or no frame of the script's: stepped here, inside the optimizer's
+                # record_function (its span then straddles the step boundary).
+                self._step_and_close_when_done()
+        except Exception as error:  # never let the schedule break the script's optimizer step
+            self._step_pending = False
+            self._note_once("hook", "--schedule: a step could not be counted (%s: %s)" % (type(error).__name__, error))
+
+    def _step_and_close_when_done(self):
+        try:
+            self._step_profiler()
+            if self.state == OPEN and (self._stop_after_step or self.schedule_done_at is not None):
+                self.close()
+        except Exception as error:  # runs between two lines of the script: nothing may reach its code
+            what = "%s: %s" % (type(error).__name__, error)
+            self._note_once("step", "--schedule: the profiler could not be stepped (%s)" % what)
+
+    def _step_profiler(self):
+        """torch.profiler's step(): ends step N and begins N+1; torch opens, records and closes cycles as its
+        schedule says, a finished one through on_trace_ready (_cycle_ready)."""
+        self._step_pending = False
+        if self.state != OPEN or self.profiler is None:
+            return
+        with _DeferredStopSignals():
+            self._switching = True
+            self._in_step = True
+            try:
+                with warnings.catch_warnings():
+                    # "Profiler clears events at the end of each cycle": each cycle is its own segment, by design.
+                    warnings.simplefilter("ignore")
+                    self.profiler.step()
+            except Exception as error:
+                note = "torch.profiler's step failed at step %d (%s: %s); profiling stopped there" % (
+                    self.profiler.step_num,
+                    type(error).__name__,
+                    error,
+                )
+                self.notes.append(note)
+                _say(note)
+                self._stop_after_step = True
+            finally:
+                self._in_step = False
+                self._switching = False
+        if self.schedule.done_at(self.profiler.step_num):
+            self.schedule_done_at = self.profiler.step_num
+        self._sites_follow_recording()
+
+    def _recording(self):
+        action = getattr(self.profiler, "current_action", None)
+        return action is not None and action.name in ("RECORD", "RECORD_AND_SAVE")
+
+    def _sites_follow_recording(self):
+        """The expression mode records sites only while torch records ops: steps waited or warmed up cost a
+        pass-through call per torch call."""
+        if self.site_table is not None and self._remove_site_mode is not None:
+            self.site_table.on = self._recording()
+
+    def _cycle_ready(self, profiler):
+        """on_trace_ready: one cycle's events, from torch's step() at its end or its stop() when the run ends
+        inside it, go to disk as one segment."""
+        cycle = len(self.cycles)
+        first, planned_last = self.schedule.recorded_steps(cycle)
+        # In step() torch has already counted the next step; at stop() the current one is the cycle's last.
+        last = min(planned_last, profiler.step_num - 1 if self._in_step else profiler.step_num)
+        self.cycles.append({"cycle": cycle + 1, "steps": [first, last], "complete": last == planned_last})
+        flush_start = time.time_ns()
+        self.progress.emit("exporting", step="segment", segment=self.segments + 1)
+        if self.site_table is not None:
+            self.site_table.on = False
+        try:
+            if not self._hand_over(profiler):
+                self._stop_after_step = True
+        except Exception as error:  # an exception out of on_trace_ready would leave torch's schedule half-switched
+            self.notes.append("writing cycle %d failed (%s: %s)" % (cycle + 1, type(error).__name__, error))
+        self.flushes.append([str(flush_start), str(time.time_ns())])
+        if self._in_step:
+            # The script goes on (from stop(), the run is ending: the window says so itself).
+            self.progress.emit("running", profiling=True, segments=self.segments)
+
+    def _note_once(self, key, note):
+        if key not in self._schedule_noted:
+            self._schedule_noted.add(key)
+            self.notes.append(note)
+            _say(note)
+
+    def _describe_schedule(self):
+        if self.schedule is None:
+            return None
+        described = self.schedule.describe()
+        described.update(
+            text=self.schedule.text(),
+            optimizerSteps=self.steps_counted,
+            cycles=[dict(c) for c in self.cycles],
+            recordedSteps=[c["steps"] for c in self.cycles],
+        )
+        steps = self._optimizer_steps
+        if steps is not None and steps.lead_name is not None:
+            described.update(optimizer=steps.lead_name, optimizers=len(steps.optimizers))
+        if self.schedule_done_at is not None:
+            described["endedAtStep"] = self.schedule_done_at
+        return described
+
+    def _schedule_verdict(self):
+        """What the schedule recorded, in one note; said aloud when it recorded nothing (the user must never be
+        left with no profile and no reason)."""
+        schedule = self.schedule
+        head = "--schedule %s" % schedule.text()
+        steps = self._optimizer_steps
+        if self.steps_counted == 0 and not self.cycles:
+            note = (
+                "%s: no optimizer step seen (the schedule counts torch.optim optimizer steps): the schedule never "
+                "started; profiled nothing. Profile without --schedule, or with --delay/--duration" % head
+            )
+            self.notes.append(note)
+            _say(note)
+            return
+        if not self.cycles:
+            first, _ = schedule.recorded_steps(0)
+            note = "%s: the run ended at step %d, before the first recorded step (%d); profiled nothing" % (
+                head,
+                self.steps_counted,
+                first,
+            )
+            self.notes.append(note)
+            _say(note)
+            return
+        spans = [_step_span(*c["steps"]) for c in self.cycles]
+        if len(spans) == 1:
+            recorded = "recorded step%s %s" % ("s" if "–" in spans[0] else "", spans[0])
+        else:
+            recorded = "recorded steps %s in %d cycles" % (", ".join(spans), len(spans))
+        parts = ["%s: %s (torch's ProfilerStep#N numbering)" % (head, recorded)]
+        if self.steps_counted == 0:
+            parts.append("no optimizer step seen: the whole run was step 0")
+        elif steps is not None and steps.lead_name is not None:
+            counted = "steps counted at each %s.step()" % steps.lead_name
+            if len(steps.optimizers) > 1:
+                counted = "steps counted at the lead optimizer's step() (%s; %d optimizers stepped)" % (
+                    steps.lead_name,
+                    len(steps.optimizers),
+                )
+            parts.append(counted)
+        cut = [c for c in self.cycles if not c["complete"]]
+        if cut:
+            first, planned = schedule.recorded_steps(cut[0]["cycle"] - 1)
+            parts.append(
+                "cycle %d was cut short by the end of the run (steps %d–%d of %d–%d)"
+                % (cut[0]["cycle"], first, cut[0]["steps"][1], first, planned)
+            )
+        if self.schedule_done_at is not None:
+            parts.append("profiling stopped after the last cycle, at step %d" % self.schedule_done_at)
+        note = "; ".join(parts)
+        self.notes.append(note)
+        _say(note)
 
     # -- timer --------------------------------------------------------------------------------------------------
 
@@ -466,17 +727,18 @@ class CaptureWindow:
             return False
         return self._switch_at(own)
 
-    def _switch_at(self, own, calls=True):
-        """Switches at the next line of frame `own`, or (with `calls`) at a call into the script's own code before
-        it."""
+    def _switch_at(self, own, calls=True, action=None):
+        """Switches (or runs `action`) at the next line of frame `own`, or (with `calls`) at a call into the
+        script's own code before it."""
         if sys.gettrace() is not None or tracing_state.inside():
             return False
         self._cancel_own_code_switch()
         window = self
+        action = action or self._switch
 
         def switch_here(_frame, _event, _arg):
             window._cancel_own_code_switch()
-            window._switch()
+            action()
             return None
 
         def on_call(called, event, arg):
@@ -599,6 +861,10 @@ class _DeferredStopSignals:
             elif handler == signal.SIG_DFL:
                 os.kill(os.getpid(), signum)
         return False
+
+
+def _step_span(first, last):
+    return "%d" % first if first == last else "%d–%d" % (first, last)
 
 
 def _caller_outside_torch():

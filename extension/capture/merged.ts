@@ -1,0 +1,50 @@
+/**
+ * A whole run as one profile: a multi-process session (torchrun: one part per rank) or a folder of rank traces
+ * opens as every part merged on one timeline (import/merge.ts), each rank a track group; anything else opens as
+ * openProfile opens it. The timeline, the HTML report and the editor's annotations (summed over the ranks) read it.
+ */
+import path from 'node:path';
+import { ImportError } from '../import/errors';
+import { mergeProfiles, type ProfilePart } from '../import/merge';
+import { locateProfile, openProfile, type OpenedProfile, type OpenOptions } from './open';
+import { openRankTraces, openRanks, rankFolders, rankTraceFiles, type OpenedRank } from './ranks';
+
+/** Opens TARGET; a run of several processes comes back merged, with metadata.parts naming them. */
+export async function openRun(target: string, options: OpenOptions = {}): Promise<OpenedProfile> {
+  const source = locateProfile(target);
+  if (source.kind !== 'session') return openProfile(source, options);
+  if (!source.tracePath && rankFolders(source.folder).length > 0)
+    return mergedRun(source.folder, await openRanks(source.folder), source);
+  // A folder that is no session of ours, with several traces: the ranks of one run (param's, HTA's and the
+  // TensorBoard plugin's sets); one trace alone opens as that trace.
+  if (!source.session && rankTraceFiles(source.folder).length > 1)
+    return mergedRun(source.folder, await openRankTraces(source.folder), source);
+  return openProfile(source, options);
+}
+
+/**
+ * The opened parts of a run as one profile. Parts that could not be opened are named in its warnings; a run with
+ * none that opened is an ImportError naming the folder and the first part's problem.
+ */
+export function mergedRun(
+  folder: string,
+  ranks: readonly OpenedRank[],
+  source: OpenedProfile['source'],
+): OpenedProfile {
+  const parts: ProfilePart[] = [];
+  const problems: string[] = [];
+  for (const rank of ranks) {
+    if (rank.opened) parts.push({ label: `Rank ${rank.rank}`, profile: rank.opened.profile });
+    else problems.push(`rank ${rank.rank}: ${rank.problem ?? 'not opened'}`);
+  }
+  if (parts.length === 0)
+    throw new ImportError(folder, undefined, `none of its ${ranks.length} parts opens (${problems[0]})`);
+  const profile = mergeProfiles(parts, path.join(folder, 'ranks'));
+  for (const problem of problems) profile.warnings.push({ message: problem });
+  // The launcher's own session.json speaks for the run (the command, how it ended); a part's, only without one.
+  const session =
+    (source.kind === 'session' ? source.session?.document : undefined) ??
+    ranks.find((r) => r.opened)?.opened?.profile.metadata.session;
+  if (session) profile.metadata.session = session;
+  return { source, profile };
+}

@@ -3,7 +3,6 @@
  * opens as every part merged on one timeline (import/merge.ts), each rank a track group; anything else opens as
  * openProfile opens it. The timeline, the HTML report and the editor's annotations (summed over the ranks) read it.
  */
-import path from 'node:path';
 import { ImportError } from '../import/errors';
 import { mergeProfiles, type ProfilePart } from '../import/merge';
 import { locateProfile, openProfile, type OpenedProfile, type OpenOptions } from './open';
@@ -39,7 +38,8 @@ export function mergedRun(
   }
   if (parts.length === 0)
     throw new ImportError(folder, undefined, `none of its ${ranks.length} parts opens (${problems[0]})`);
-  const profile = mergeProfiles(parts, path.join(folder, 'ranks'));
+  // Named after the run's folder: its tab reads as the session's ("train.py · 18:02") or the folder's name.
+  const profile = mergeProfiles(parts, folder);
   for (const problem of problems) profile.warnings.push({ message: problem });
   // The launcher's own session.json speaks for the run (the command, how it ended); a part's, only without one.
   const session =

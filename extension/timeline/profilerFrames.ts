@@ -23,12 +23,28 @@ const PROFILER_FILES = [
   /(^|\/)torch\/profiler\//,
   /(^|\/)torch\/autograd\/profiler\.py$/,
   /^<flagprof-site/,
+  // A torchrun worker starts under the agent from the sitecustomize on its PYTHONPATH (flagprof_agent/ranks_boot),
+  // which Python's startup (site) imports: the whole run sits under those frames.
+  /^<frozen site>$/,
+  /(^|\/)sitecustomize\.py$/,
 ];
+
+/**
+ * The import machinery's frames: the profiler's when what imports is the profiler (site importing the agent's
+ * sitecustomize), the user's when the user's code imports (an import's cost is worth seeing).
+ */
+const IMPORT_FILE = /^<frozen importlib\._bootstrap(_external)?>$/;
 
 /** Whether `file` (a path as a trace or a call site names it) is part of the profiler rather than the user's code. */
 export function isProfilerFile(file: string): boolean {
   const path = file.replace(/\\/g, '/');
   return PROFILER_FILES.some((pattern) => pattern.test(path));
+}
+
+function frameVerdict(name: string): number {
+  if (isProfilerFrameName(name)) return 1;
+  const match = FRAME_NAME.exec(name);
+  return IMPORT_FILE.test(match ? match[1] : name) ? 3 : 2;
 }
 
 /** Whether a python_function event of this name is a frame of the profiler. */
@@ -51,17 +67,35 @@ export function profilerFrames(profile: Profile): ProfilerFrames {
   const { kind, name, depth, parent, length: n } = profile.slices;
   const ownDepth = depth.subarray(0, n);
   // Per string id: 0 untested, 1 a profiler frame, 2 not.
+  // Per string id: 0 untested, 1 a profiler frame, 2 not, 3 an import frame (the profiler's if its importer is).
   const verdict = new Uint8Array(profile.strings.size);
   let mask: Uint8Array | undefined;
   let count = 0;
+  let imports = false;
   for (let i = 0; i < n; i++) {
     if (kind[i] !== SliceKind.PythonFunction) continue;
     const id = name[i];
-    if (verdict[id] === 0) verdict[id] = isProfilerFrameName(profile.strings.get(id)) ? 1 : 2;
+    if (verdict[id] === 0) verdict[id] = frameVerdict(profile.strings.get(id));
+    if (verdict[id] === 3) imports = true;
     if (verdict[id] !== 1) continue;
     mask ??= new Uint8Array(n);
     mask[i] = 1;
     count++;
+  }
+  if (mask && imports) {
+    for (let i = 0; i < n; i++) {
+      if (kind[i] !== SliceKind.PythonFunction || verdict[name[i]] !== 3) continue;
+      // Up through the import machinery to whoever imports: a profiler frame makes the whole chain its own.
+      let p = parent[i];
+      while (p >= 0 && kind[p] === SliceKind.PythonFunction && verdict[name[p]] === 3) p = parent[p];
+      if (p >= 0 && mask[p] && !mask[i]) {
+        for (let j = i; j !== p; j = parent[j]) {
+          if (mask[j]) break;
+          mask[j] = 1;
+          count++;
+        }
+      }
+    }
   }
   if (!mask) return { frames: new Int32Array(0), mask: undefined, depth: ownDepth };
   const frames = new Int32Array(count);

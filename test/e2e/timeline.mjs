@@ -365,10 +365,8 @@ try {
   await step('Open Run Folder… on a folder of 8 rank traces: one timeline, every rank in it', async () => {
     const row = page.locator('.explorer-folders-view .monaco-list-row', { hasText: RANKS }).first();
     await row.click({ button: 'right' });
-    await page
-      .locator('.monaco-menu .action-item', { hasText: 'Open Run Folder (all ranks)' })
-      .first()
-      .click({ timeout: 20_000 });
+    // VS Code draws its context menu in a shadow root: found by its role, which the locator reaches into.
+    await page.getByRole('menuitem', { name: /Open Run Folder \(all ranks\)/ }).click({ timeout: 20_000 });
     await page.locator('.tabs-container .tab.active', { hasText: RANKS }).waitFor({ timeout: 60_000 });
     const summary = await timelineSummary(90_000);
     await firstFrame(60_000);

@@ -261,6 +261,48 @@ function lanesOf(payload: TimelinePayload): { lane: Int32Array; depth: Int32Arra
   return { lane, depth };
 }
 
+describe("a torchrun worker's start-up frames", () => {
+  // Python's startup imports the agent's sitecustomize, which runs the whole script: those frames are the
+  // profiler's; an import the user's code makes keeps its import machinery visible.
+  const profile = new Profile('/sessions/run/ranks/0/trace.json.gz');
+  const s = profile.strings;
+  profile.tracks.push({
+    id: 0,
+    pid: '100',
+    tid: '1',
+    kind: 'cpu',
+    name: 't1',
+    processName: 'python',
+    processSortIndex: 0,
+    threadSortIndex: 0,
+    sliceCount: 0,
+    maxDepth: 0,
+  });
+  const py = s.intern('python_function');
+  const at: Record<string, number> = {};
+  const frame = (key: string, start: number, dur: number, name: string) => {
+    at[key] = profile.slices.push(SliceKind.PythonFunction, 0, start, dur, s.intern(name), py, NaN, NaN, -1);
+  };
+  frame('site', 0, 10_000, '<frozen site>(616): <module>');
+  frame('siteMain', 1, 9_998, '<frozen site>(548): execsitecustomize');
+  frame('findAndLoad', 2, 9_996, '<frozen importlib._bootstrap>(1176): _find_and_load');
+  frame('execModule', 3, 9_994, '<frozen importlib._bootstrap_external>(940): exec_module');
+  frame('sitecustomize', 4, 9_990, '/opt/flagprof/ranks_boot/sitecustomize.py(62): <module>');
+  frame('module', 100, 9_000, `${USER}(1): <module>`);
+  frame('userImport', 200, 1_000, '<frozen importlib._bootstrap>(1176): _find_and_load');
+  frame('helper', 300, 500, '/home/user/proj/helper.py(1): <module>');
+  profile.eventCount = profile.slices.length;
+  reindex(profile);
+  const c = encodeTimeline(profile, analyze(profile)).columns;
+
+  it('hides site, the import that ran the sitecustomize and the sitecustomize itself, not the user’s import', () => {
+    const hidden = ['site', 'siteMain', 'findAndLoad', 'execModule', 'sitecustomize'].map((k) => at[k]);
+    expect(Array.from(c.profilerFrames)).toEqual(hidden.sort((a, b) => a - b));
+    expect(c.profilerFrames).not.toContain(at.userImport);
+    expect(c.profilerFrames).not.toContain(at.helper);
+  });
+});
+
 describe("the profiler's own frames", () => {
   const { profile, analysis, slices } = sessionProfile();
   const payload = encodeTimeline(profile, analysis);

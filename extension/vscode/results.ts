@@ -8,7 +8,8 @@ import * as vscode from 'vscode';
 import { analyze } from '../analysis/analyze';
 import type { SummaryJson } from '../analysis/summary';
 import type { Analysis } from '../analysis/types';
-import { openProfile, type OpenedProfile } from '../capture/open';
+import { openRun } from '../capture/merged';
+import type { OpenedProfile } from '../capture/open';
 import { resultsModel, type RunFacts } from '../capture/results';
 import type { ResultsHostToWebview } from '../results/protocol';
 import { isResultsWebviewToHost } from '../results/protocol';
@@ -121,7 +122,8 @@ export async function showResultsOf(
   title: string,
 ): Promise<void> {
   try {
-    const opened = await openProfile(target);
+    // A torchrun session's results are the whole run's: every rank merged.
+    const opened = await openRun(target);
     const session = opened.source.kind === 'session' ? opened.source.session?.record : undefined;
     showResults(context, {
       opened,

@@ -8,7 +8,7 @@ import { rmSync } from 'node:fs';
 import path from 'node:path';
 import * as vscode from 'vscode';
 import { analyze } from '../analysis/analyze';
-import { openProfile } from '../capture/open';
+import { openRun } from '../capture/merged';
 import { readSessionFile, type SessionRecord } from '../capture/session';
 import { listSessions } from '../capture/sessions';
 import { setActiveProfile } from './editorAnnotations';
@@ -176,7 +176,7 @@ export function registerSessions(context: vscode.ExtensionContext, editorRoot: s
       const chosen = await target(item);
       if (!chosen) return;
       try {
-        const { profile } = await openProfile(chosen.entry.folder);
+        const { profile } = await openRun(chosen.entry.folder);
         setActiveProfile(profile, analyze(profile), provider.labelOf(chosen.entry));
       } catch (error) {
         void vscode.window.showErrorMessage(`FlagOS: ${(error as Error).message}`);

@@ -11,6 +11,11 @@
  * after the callback returns; roctracer_flush_activity_expl returns once every buffer queued before it has been
  * delivered.
  *
+ * Every call also goes to the HIP API callback (roctracer_enable_domain_callback) on the calling thread, at enter
+ * and at exit, with a hip_api_data_t laid out as hip_prof_str.h's (the mirror's fp_roc_hip_api_data): the launch
+ * calls carry their grid and block in their own argument struct (hipLaunchKernel's dim3s, hipModuleLaunchKernel's
+ * gridDimX.., hipExtModuleLaunchKernel's global work size in work-items), the others no arguments.
+ *
  * roctracer_op_string answers at any time, as ROCtracer's does (the agent is what defers it past the final flush).
  * FAKE_ROCTRACER_FIRST_CORRELATION sets the first correlation id (ids above 2^32 - 1 exercise the 64-bit path).
  * It computes nothing on any device. */
@@ -45,20 +50,26 @@ static uint64_t next_correlation = 1;
 static uint64_t queue_busy_until;
 static __thread uint64_t ext_stack[64];
 static __thread int ext_depth;
+static fp_roc_api_callback api_cb;
+static void* api_cb_arg;
+/* The dims of the next launches (fake_roctracer_set_launch_dims). */
+static uint32_t launch_grid[3] = {1, 1, 1}, launch_block[3] = {256, 1, 1}, launch_shared;
 
-/* HIP API ids the fake uses and their names (ROCm's hip_prof_str.h numbering is not mirrored: the agent never
- * relies on the numbers, only on roctracer_op_string). */
+/* HIP API ids the fake uses and their names: far past any release's hip_prof_str.h table (a few hundred ids), so
+ * an agent that relied on the numbers instead of roctracer_op_string would find nothing. */
 enum {
-  FAKE_HIP_LAUNCH_KERNEL = 44,
-  FAKE_HIP_MEMCPY_ASYNC = 51,
-  FAKE_HIP_MEMSET_ASYNC = 60,
-  FAKE_HIP_STREAM_SYNCHRONIZE = 76,
-  FAKE_HIP_EXT_MODULE_LAUNCH_KERNEL = 130,
+  FAKE_HIP_LAUNCH_KERNEL = 3907,
+  FAKE_HIP_MEMCPY_ASYNC = 3881,
+  FAKE_HIP_MEMSET_ASYNC = 3860,
+  FAKE_HIP_STREAM_SYNCHRONIZE = 3876,
+  FAKE_HIP_EXT_MODULE_LAUNCH_KERNEL = 3930,
+  FAKE_HIP_MODULE_LAUNCH_KERNEL = 3899,
 };
 
 static const char* hip_api_name(uint32_t op) {
   switch (op) {
     case FAKE_HIP_LAUNCH_KERNEL: return "hipLaunchKernel";
+    case FAKE_HIP_MODULE_LAUNCH_KERNEL: return "hipModuleLaunchKernel";
     case FAKE_HIP_MEMCPY_ASYNC: return "hipMemcpyAsync";
     case FAKE_HIP_MEMSET_ASYNC: return "hipMemsetAsync";
     case FAKE_HIP_STREAM_SYNCHRONIZE: return "hipStreamSynchronize";
@@ -158,27 +169,97 @@ static fp_roc_record* device_record_locked(uint32_t op, uint32_t kind, uint64_t 
   return r;
 }
 
-/* ---- control functions for test workloads (ctypes) ---- */
-
-/* A kernel launch through hipLaunchKernel (module = 0) or hipExtModuleLaunchKernel (module != 0). */
-void fake_roctracer_launch_kernel(const char* kernel, uint64_t duration_ns, int module) {
-  uint64_t t0 = hsa_ns();
-  spin_until(t0 + 1500);
+/* A call's correlation id, and its HIP API callback at enter (outside the lock, as ROCtracer calls it on the
+ * launching thread before the call runs). */
+static uint64_t api_enter(uint32_t op, fp_roc_hip_api_data* data) {
   pthread_mutex_lock(&lock);
   uint64_t correlation = next_correlation++;
+  fp_roc_api_callback cb = api_cb;
+  void* arg = api_cb_arg;
+  pthread_mutex_unlock(&lock);
+  data->correlation_id = correlation;
+  data->phase = FP_ROC_API_PHASE_ENTER;
+  if (cb) cb(FP_ROC_DOMAIN_HIP_API, op, data, arg);
+  return correlation;
+}
+
+static void api_exit(uint32_t op, fp_roc_hip_api_data* data) {
+  pthread_mutex_lock(&lock);
+  fp_roc_api_callback cb = api_cb;
+  void* arg = api_cb_arg;
+  pthread_mutex_unlock(&lock);
+  data->phase = FP_ROC_API_PHASE_EXIT;
+  if (cb) cb(FP_ROC_DOMAIN_HIP_API, op, data, arg);
+}
+
+/* ---- control functions for test workloads (ctypes) ---- */
+
+/* The grid (in blocks), block and dynamic shared memory of the launches that follow (until set again). */
+void fake_roctracer_set_launch_dims(uint32_t gx, uint32_t gy, uint32_t gz, uint32_t bx, uint32_t by, uint32_t bz,
+                                    uint32_t shared) {
+  pthread_mutex_lock(&lock);
+  launch_grid[0] = gx, launch_grid[1] = gy, launch_grid[2] = gz;
+  launch_block[0] = bx, launch_block[1] = by, launch_block[2] = bz;
+  launch_shared = shared;
+  pthread_mutex_unlock(&lock);
+}
+
+/* A kernel launch through hipLaunchKernel (module = 0), hipExtModuleLaunchKernel (module = 1) or
+ * hipModuleLaunchKernel (module = 2), each with its own argument layout. */
+void fake_roctracer_launch_kernel(const char* kernel, uint64_t duration_ns, int module) {
+  uint64_t t0 = hsa_ns();
+  fp_roc_hip_api_data data;
+  memset(&data, 0, sizeof data);
+  uint32_t op = module == 2 ? FAKE_HIP_MODULE_LAUNCH_KERNEL
+                : module  ? FAKE_HIP_EXT_MODULE_LAUNCH_KERNEL
+                          : FAKE_HIP_LAUNCH_KERNEL;
+  pthread_mutex_lock(&lock);
+  uint32_t g[3] = {launch_grid[0], launch_grid[1], launch_grid[2]};
+  uint32_t b[3] = {launch_block[0], launch_block[1], launch_block[2]};
+  uint32_t shared = launch_shared;
+  pthread_mutex_unlock(&lock);
+  if (op == FAKE_HIP_LAUNCH_KERNEL) {
+    data.args.hipLaunchKernel.function_address = kernel;
+    data.args.hipLaunchKernel.numBlocks = (fp_roc_dim3){g[0], g[1], g[2]};
+    data.args.hipLaunchKernel.dimBlocks = (fp_roc_dim3){b[0], b[1], b[2]};
+    data.args.hipLaunchKernel.sharedMemBytes = shared;
+  } else if (op == FAKE_HIP_MODULE_LAUNCH_KERNEL) {
+    data.args.hipModuleLaunchKernel.gridDimX = g[0];
+    data.args.hipModuleLaunchKernel.gridDimY = g[1];
+    data.args.hipModuleLaunchKernel.gridDimZ = g[2];
+    data.args.hipModuleLaunchKernel.blockDimX = b[0];
+    data.args.hipModuleLaunchKernel.blockDimY = b[1];
+    data.args.hipModuleLaunchKernel.blockDimZ = b[2];
+    data.args.hipModuleLaunchKernel.sharedMemBytes = shared;
+  } else {
+    /* HSA's work sizes: the global one counts work-items. */
+    data.args.hipExtModuleLaunchKernel.globalWorkSizeX = g[0] * b[0];
+    data.args.hipExtModuleLaunchKernel.globalWorkSizeY = g[1] * b[1];
+    data.args.hipExtModuleLaunchKernel.globalWorkSizeZ = g[2] * b[2];
+    data.args.hipExtModuleLaunchKernel.localWorkSizeX = b[0];
+    data.args.hipExtModuleLaunchKernel.localWorkSizeY = b[1];
+    data.args.hipExtModuleLaunchKernel.localWorkSizeZ = b[2];
+    data.args.hipExtModuleLaunchKernel.sharedMemBytes = shared;
+  }
+  uint64_t correlation = api_enter(op, &data);
+  spin_until(t0 + 1500);
+  pthread_mutex_lock(&lock);
   uint64_t start = schedule_locked(t0, duration_ns);
   fp_roc_record* k = device_record_locked(FP_ROC_HIP_OP_DISPATCH, FP_ROC_KIND_KERNEL, start, duration_ns, correlation);
   if (k) k->v.kernel_name = own_name_locked(kernel);
-  api_record_locked(module ? FAKE_HIP_EXT_MODULE_LAUNCH_KERNEL : FAKE_HIP_LAUNCH_KERNEL, t0, hsa_ns(), correlation);
+  api_record_locked(op, t0, hsa_ns(), correlation);
   pthread_mutex_unlock(&lock);
+  api_exit(op, &data);
 }
 
 /* direction: 1 HtoD, 2 DtoH, 3 DtoD (as hipMemcpyKind numbers them). */
 void fake_roctracer_memcpy(uint64_t bytes, int direction) {
   static const uint32_t kinds[4] = {0, FP_ROC_KIND_HTOD, FP_ROC_KIND_DTOH, FP_ROC_KIND_DTOD};
   uint64_t t0 = hsa_ns();
+  fp_roc_hip_api_data data;
+  memset(&data, 0, sizeof data);
+  uint64_t correlation = api_enter(FAKE_HIP_MEMCPY_ASYNC, &data);
   pthread_mutex_lock(&lock);
-  uint64_t correlation = next_correlation++;
   uint64_t duration = 1200 + bytes / 20;
   uint64_t start = schedule_locked(t0, duration);
   fp_roc_record* m = device_record_locked(FP_ROC_HIP_OP_COPY, kinds[direction & 3], start, duration, correlation);
@@ -187,13 +268,16 @@ void fake_roctracer_memcpy(uint64_t bytes, int direction) {
   spin_until(t1);
   api_record_locked(FAKE_HIP_MEMCPY_ASYNC, t0, t1, correlation);
   pthread_mutex_unlock(&lock);
+  api_exit(FAKE_HIP_MEMCPY_ASYNC, &data);
 }
 
 /* hipMemsetAsync: a buffer fill, which ROCtracer reports as a HIP_OPS copy whose kind is a fill. */
 void fake_roctracer_memset(uint64_t bytes) {
   uint64_t t0 = hsa_ns();
+  fp_roc_hip_api_data data;
+  memset(&data, 0, sizeof data);
+  uint64_t correlation = api_enter(FAKE_HIP_MEMSET_ASYNC, &data);
   pthread_mutex_lock(&lock);
-  uint64_t correlation = next_correlation++;
   uint64_t duration = 900 + bytes / 200;
   uint64_t start = schedule_locked(t0, duration);
   fp_roc_record* m = device_record_locked(FP_ROC_HIP_OP_COPY, FP_ROC_KIND_FILL, start, duration, correlation);
@@ -202,17 +286,21 @@ void fake_roctracer_memset(uint64_t bytes) {
   spin_until(t1);
   api_record_locked(FAKE_HIP_MEMSET_ASYNC, t0, t1, correlation);
   pthread_mutex_unlock(&lock);
+  api_exit(FAKE_HIP_MEMSET_ASYNC, &data);
 }
 
 /* hipStreamSynchronize: returns once the device timeline is idle. */
 void fake_roctracer_synchronize(void) {
   uint64_t t0 = hsa_ns();
+  fp_roc_hip_api_data data;
+  memset(&data, 0, sizeof data);
+  uint64_t correlation = api_enter(FAKE_HIP_STREAM_SYNCHRONIZE, &data);
   pthread_mutex_lock(&lock);
-  uint64_t correlation = next_correlation++;
   uint64_t t1 = queue_busy_until > t0 ? queue_busy_until + 500 : t0 + 700;
   spin_until(t1);
   api_record_locked(FAKE_HIP_STREAM_SYNCHRONIZE, t0, t1, correlation);
   pthread_mutex_unlock(&lock);
+  api_exit(FAKE_HIP_STREAM_SYNCHRONIZE, &data);
 }
 
 /* ---- the ROCtracer activity API ---- */
@@ -265,6 +353,26 @@ int roctracer_disable_domain_activity(uint32_t domain) {
   if (domain >= DOMAINS) return FAKE_ROC_BAD_DOMAIN;
   pthread_mutex_lock(&lock);
   enabled[domain] = 0;
+  pthread_mutex_unlock(&lock);
+  return FP_ROC_SUCCESS;
+}
+
+/* The HIP API domain's callback (the only callback domain the fake has). */
+int roctracer_enable_domain_callback(uint32_t domain, fp_roc_api_callback callback, void* arg) {
+  if (domain != FP_ROC_DOMAIN_HIP_API) return FAKE_ROC_BAD_DOMAIN;
+  if (!callback) return FAKE_ROC_BAD_PARAMETER;
+  pthread_mutex_lock(&lock);
+  api_cb = callback;
+  api_cb_arg = arg;
+  pthread_mutex_unlock(&lock);
+  return FP_ROC_SUCCESS;
+}
+
+int roctracer_disable_domain_callback(uint32_t domain) {
+  if (domain != FP_ROC_DOMAIN_HIP_API) return FAKE_ROC_BAD_DOMAIN;
+  pthread_mutex_lock(&lock);
+  api_cb = NULL;
+  api_cb_arg = NULL;
   pthread_mutex_unlock(&lock);
   return FP_ROC_SUCCESS;
 }

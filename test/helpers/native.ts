@@ -3,8 +3,9 @@
  * the real CUPTI headers when installed), and an independent writer of .fpc captures and raw CUPTI records.
  * The writer follows the vendor's published offsets, not the tracer's mirror, so the two check each other.
  */
-import { execFileSync } from 'node:child_process';
-import { existsSync, mkdirSync, renameSync, statSync } from 'node:fs';
+import { execFileSync, spawnSync } from 'node:child_process';
+import { existsSync, mkdirSync, mkdtempSync, renameSync, statSync } from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 
 import { PYTHON, ROOT } from './paths';
@@ -604,4 +605,26 @@ export function rpsExternalRecord(internal: bigint, id: bigint) {
   b.writeBigUInt64LE(internal, 16);
   b.writeBigUInt64LE(id, 24);
   return b;
+}
+
+/** A run of the fake CUPTI workload (test/fake-cupti/workload.py) into a fresh session folder. */
+export interface WorkloadRun {
+  dir: string;
+  stderr: string;
+  status: number | null;
+}
+
+export function runCuptiWorkload(env: Record<string, string> = {}, args: string[] = []): WorkloadRun {
+  const dir = mkdtempSync(path.join(os.tmpdir(), 'flagprof-agentmode-'));
+  const run = spawnSync(PYTHON, [path.join(ROOT, 'test', 'fake-cupti', 'workload.py'), dir, ...args], {
+    encoding: 'utf8',
+    timeout: 120_000,
+    env: {
+      ...process.env,
+      PYTHONPATH: path.join(ROOT, 'native', 'agent', 'python'),
+      FLAGOS_TRACER_LIBRARY: ensureFakeCupti(),
+      ...env,
+    },
+  });
+  return { dir, stderr: run.stderr, status: run.status };
 }

@@ -3,17 +3,13 @@
  * nodes; CUPTI gives each kernel the launch call's correlation id and the graph's and node's ids (Kernel5 on).
  * The decoder must keep all three on the one launch (its arrow, its op) and carry the ids as Kineto names them.
  */
-import { spawnSync } from 'node:child_process';
-import { existsSync, mkdtempSync } from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
+import { existsSync } from 'node:fs';
 import { beforeAll, describe, expect, it } from 'vitest';
 import type { Analysis } from '../../extension/analysis/types';
 import { Profile, SliceKind } from '../../extension/model/profile';
 import { deviceSlices, openAgentSession } from '../helpers/capture';
-import { PYTHON, ROOT, ensureFakeCupti, ensureNativeBuilt } from '../helpers/native';
+import { PYTHON, ensureNativeBuilt, runCuptiWorkload } from '../helpers/native';
 
-const WORKLOAD = path.join(ROOT, 'test', 'fake-cupti', 'workload.py');
 const RELU_NAME = /vectorized_elementwise_kernel/;
 
 let profile: Profile;
@@ -22,18 +18,9 @@ let analysis: Analysis;
 beforeAll(async () => {
   if (!existsSync(PYTHON)) throw new Error(`${PYTHON} is missing: run scripts/setup-python.sh first`);
   ensureNativeBuilt();
-  const dir = mkdtempSync(path.join(os.tmpdir(), 'flagprof-graphs-'));
-  const run = spawnSync(PYTHON, [WORKLOAD, dir, '--graph'], {
-    encoding: 'utf8',
-    timeout: 120_000,
-    env: {
-      ...process.env,
-      PYTHONPATH: path.join(ROOT, 'native', 'agent', 'python'),
-      FLAGOS_TRACER_LIBRARY: ensureFakeCupti(),
-    },
-  });
+  const run = runCuptiWorkload({}, ['--graph']);
   expect(run.status, run.stderr).toBe(0);
-  ({ profile, analysis } = await openAgentSession(dir));
+  ({ profile, analysis } = await openAgentSession(run.dir));
 }, 300_000);
 
 function graphKernels(): number[] {

@@ -12,29 +12,16 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { loadAddon, type DecodedCapture } from '../../extension/import/addon';
 import { Profile, SliceKind, isDeviceKind } from '../../extension/model/profile';
 import { expectMergedInsideWindow, openAgentSession } from '../helpers/capture';
-import { PYTHON, ROOT, ensureFakeCupti, ensureNativeBuilt } from '../helpers/native';
+import {
+  PYTHON,
+  ROOT,
+  ensureNativeBuilt,
+  runCuptiWorkload,
+  type WorkloadRun,
+} from '../helpers/native';
 
-const WORKLOAD = path.join(ROOT, 'test', 'fake-cupti', 'workload.py');
-interface Run {
-  dir: string;
-  stderr: string;
-  status: number | null;
-}
-
-function runWorkload(env: Record<string, string>, args: string[] = []): Run {
-  const dir = mkdtempSync(path.join(os.tmpdir(), 'flagprof-agentmode-'));
-  const run = spawnSync(PYTHON, [WORKLOAD, dir, ...args], {
-    encoding: 'utf8',
-    timeout: 120_000,
-    env: {
-      ...process.env,
-      PYTHONPATH: path.join(ROOT, 'native', 'agent', 'python'),
-      FLAGOS_TRACER_LIBRARY: ensureFakeCupti(),
-      ...env,
-    },
-  });
-  return { dir, stderr: run.stderr, status: run.status };
-}
+type Run = WorkloadRun;
+const runWorkload = runCuptiWorkload;
 
 let plain: Run;
 let pushed: Run;

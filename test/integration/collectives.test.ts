@@ -11,6 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { requirePython, tempDir } from '../helpers/agent';
 import { buildCli, cleanupCliRuns, runCli } from '../helpers/cli';
 import { PYTHON, ROOT } from '../helpers/paths';
+import { profileRanks } from '../helpers/torchrun';
 import { TRACES } from '../helpers/traces';
 
 const DLRM = path.join(TRACES, 'param_dlrm_v100x8');
@@ -254,33 +255,12 @@ describe('folders of rank traces from elsewhere', () => {
 });
 
 describe('a 2-rank gloo job under torchrun (CPU only)', () => {
-  const LAUNCH = path.join(ROOT, 'test', 'fixtures', 'launch');
   const out = path.join(tempDir('collectives-gloo'), 'session');
   let doc: RanksJson;
 
   beforeAll(async () => {
     requirePython();
-    const run = await runCli(
-      [
-        'profile',
-        '--out',
-        out,
-        '--python',
-        PYTHON,
-        '--mode',
-        'cpu',
-        '--',
-        'torchrun',
-        '--nproc-per-node',
-        '2',
-        '--rdzv-backend=c10d',
-        '--rdzv-endpoint=localhost:0',
-        'ddp_gloo.py',
-        '--steps',
-        '3',
-      ],
-      { cwd: LAUNCH, timeoutMs: TIMEOUT - 30_000 },
-    );
+    const run = await profileRanks(out, ['--steps', '3']);
     expect(run.code, run.stderr).toBe(0);
     const json = await runCli(['summary', out, '--ranks', '--json'], { timeoutMs: TIMEOUT });
     expect(json.code, json.stderr).toBe(0);

@@ -15,14 +15,10 @@ import type { Profile } from '../../extension/model/profile';
 import { isOpKind } from '../../extension/shared/kinds';
 import { readJson, requirePython, tempDir } from '../helpers/agent';
 import { buildCli, cleanupCliRuns, runCli } from '../helpers/cli';
-import { PYTHON, ROOT } from '../helpers/paths';
+import { DDP_SCRIPT, TORCHRUN_TIMEOUT, profileRanks } from '../helpers/torchrun';
 
-const LAUNCH = path.join(ROOT, 'test', 'fixtures', 'launch');
-const SCRIPT = path.join(LAUNCH, 'ddp_gloo.py');
-// Two ranks importing torch at once on a loaded machine, and torchrun's own start.
-const TIMEOUT = 480_000;
-// localhost:0: the c10d rendezvous store takes a free port, so parallel runs never collide.
-const TORCHRUN = ['torchrun', '--nproc-per-node', '2', '--rdzv-backend=c10d', '--rdzv-endpoint=localhost:0'];
+const SCRIPT = DDP_SCRIPT;
+const TIMEOUT = TORCHRUN_TIMEOUT;
 
 function lineOf(text: string): number {
   return (
@@ -42,17 +38,6 @@ function opsOnLine(profile: Profile, line: number): Set<string> {
       names.add(profile.nameOf(i));
   }
   return names;
-}
-
-function profileRanks(out: string, args: string[]) {
-  return runCli(
-    ['profile', '--out', out, '--python', PYTHON, '--mode', 'cpu', '--', ...TORCHRUN, 'ddp_gloo.py', ...args],
-    {
-      cwd: LAUNCH,
-      // Before the test's own timeout, so a stuck job is reported with what it printed.
-      timeoutMs: TIMEOUT - 30_000,
-    },
-  );
 }
 
 beforeAll(() => {
@@ -178,22 +163,7 @@ describe('a step schedule on a torchrun job', () => {
     'reaches every worker: each rank records the same steps, counted at its own optimizer steps',
     async () => {
       const out = path.join(tempDir('ranks-schedule'), 'session');
-      const run = await runCli(
-        [
-          'profile',
-          '--out',
-          out,
-          '--python',
-          PYTHON,
-          '--mode',
-          'cpu',
-          '--schedule',
-          '1,0,2,1',
-          '--',
-          ...TORCHRUN,
-        ].concat(['ddp_gloo.py', '--steps', '5']),
-        { cwd: LAUNCH, timeoutMs: TIMEOUT - 30_000 },
-      );
+      const run = await profileRanks(out, ['--steps', '5'], ['--schedule', '1,0,2,1']);
       expect(run.code, run.stderr).toBe(0);
       const ranks = await openRanks(out);
       expect(ranks).toHaveLength(2);

@@ -3,6 +3,9 @@
 
 #include "mirror.h"
 
+#include <algorithm>
+#include <climits>
+
 #if __has_include(<roctracer.h>)
 #include <roctracer.h>
 // Wherever the vendor's header is installed, the mirror must match it: a drift would decode garbage silently.
@@ -51,6 +54,23 @@ uint8_t copyKindOf(uint32_t command) {
   }
 }
 
+// The launch dims the agent appended to a dispatch record (mirror.h), else none: grid[0] stays 0, which no launch
+// has, and the metadata leaves grid and block out.
+void readLaunchDims(const uint8_t* rec, size_t size, ParsedRecord& r) {
+  r.grid[0] = r.grid[1] = r.grid[2] = r.block[0] = r.block[1] = r.block[2] = 0;
+  r.dynamicSharedMemory = 0;
+  constexpr size_t kAt = sizeof(fp_roc_record);
+  if (size < kAt + sizeof(fp_roc_launch_dims) ||
+      loadAt<uint32_t>(rec, kAt + offsetof(fp_roc_launch_dims, magic)) != FP_ROC_LAUNCH_MAGIC)
+    return;
+  auto dim = [&](size_t offset) { return int32_t(std::min<uint32_t>(loadAt<uint32_t>(rec, kAt + offset), INT32_MAX)); };
+  for (size_t i = 0; i < 3; ++i) {
+    r.grid[i] = dim(offsetof(fp_roc_launch_dims, grid) + 4 * i);
+    r.block[i] = dim(offsetof(fp_roc_launch_dims, block) + 4 * i);
+  }
+  r.dynamicSharedMemory = dim(offsetof(fp_roc_launch_dims, shared_memory));
+}
+
 }  // namespace
 
 RecordClass parseRecord(const uint8_t* rec, size_t size, ParsedRecord& r) {
@@ -66,6 +86,7 @@ RecordClass parseRecord(const uint8_t* rec, size_t size, ParsedRecord& r) {
     case FP_ROC_DOMAIN_HIP_OPS: {
       if (op == FP_ROC_HIP_OP_DISPATCH) {
         r.kind = EventKind::Kernel;
+        readLaunchDims(rec, size, r);
       } else if (op == FP_ROC_HIP_OP_COPY) {
         r.kind = kind == FP_ROC_KIND_FILL ? EventKind::Memset : EventKind::Memcpy;
         r.bytes = loadAt<uint64_t>(rec, FP_ROC_OFF_BYTES);
@@ -115,6 +136,14 @@ void appendMetadata(const ParsedRecord& r, std::optional<int64_t> externalId, st
       m["device"] = std::to_string(r.device);
       m["stream"] = std::to_string(r.stream);
       m["kind"] = r.memoryKind == FP_ROC_KIND_TASK ? "Dispatch Task" : "Dispatch Kernel";
+      // From the launch's HIP API call, as CUPTI's kernels carry them; ROCtracer knows no register count, and of
+      // the shared memory only the launch's dynamic bytes.
+      if (r.grid[0] > 0) {
+        m["shared memory"] = std::to_string(r.dynamicSharedMemory);
+        m["grid"] = "[" + std::to_string(r.grid[0]) + ", " + std::to_string(r.grid[1]) + ", " + std::to_string(r.grid[2]) + "]";
+        m["block"] =
+            "[" + std::to_string(r.block[0]) + ", " + std::to_string(r.block[1]) + ", " + std::to_string(r.block[2]) + "]";
+      }
       break;
     case EventKind::Memcpy:
     case EventKind::Memset: {

@@ -21,7 +21,9 @@ using flagprof::EventContext;
 
 // Reads one record. HIP_OPS dispatches become kernels, copies memcpys (memsets when the command is a buffer
 // fill), HIP_API calls Runtime events with the HIP API id as their cbid; EXT_API external-id records are external
-// correlations. Barriers, marks and every other domain are Ignored. A 64-bit correlation id above 2^32 - 1 is
+// correlations. Barriers, marks and every other domain are Ignored. A dispatch record the agent extended with its
+// launch's dims (mirror.h: grid, block, dynamic shared memory, from the HIP API callback) carries them in
+// ParsedRecord::grid / block / dynamicSharedMemory; without them grid[0] is 0. A 64-bit correlation id above 2^32 - 1 is
 // folded into 32 bits (setWideCorrelation).
 RecordClass parseRecord(const uint8_t* record, size_t size, ParsedRecord& out);
 
@@ -40,7 +42,8 @@ std::string runtimeName(uint32_t op, const std::unordered_map<uint32_t, std::str
 
 // The metadata of an event, values as JSON text, under the names Kineto's ROCm traces use ("device", "stream",
 // "correlation", "External id", "kind", "bytes", "memory bandwidth (GB/s)"; runtime calls "cid", and "cbid" too,
-// the key torch_fl's tracer and the DCU contract use).
+// the key torch_fl's tracer and the DCU contract use). Kernels with launch dims also get "grid", "block" and
+// "shared memory", written as CUPTI's decoder writes them.
 void appendMetadata(const ParsedRecord& r, std::optional<int64_t> externalId, std::map<std::string, std::string>& out);
 // The same as a JSON object, byte for byte what appendMetadata followed by appendMetadataJson(map) print.
 void appendMetadataJson(const ParsedRecord& r, std::optional<int64_t> externalId, std::string& out);

@@ -104,4 +104,95 @@ FP_ROC_ASSERT(sizeof(fp_roc_properties) == 48 && offsetof(fp_roc_properties, buf
                   offsetof(fp_roc_properties, buffer_callback_fun) == 32,
               "roctracer_properties_t layout");
 
+/* ---- HIP API callbacks (roctracer_enable_domain_callback), where a kernel's launch dimensions are: ROCtracer's
+ * activity records carry none. The callback is activity_rtapi_callback_t (ext/prof_protocol.h): (domain, cid,
+ * callback data, arg); for the HIP_API domain the data is hip_api_data_t (hip_prof_str.h, generated per ROCm
+ * release: the call ids (cid) differ between releases, the argument structs of the launch calls do not). */
+#define FP_ROC_API_PHASE_ENTER 0
+#define FP_ROC_API_PHASE_EXIT 1
+typedef void (*fp_roc_api_callback)(uint32_t domain, uint32_t cid, const void* data, void* arg);
+
+typedef struct {
+  uint32_t x, y, z;
+} fp_roc_dim3;
+
+/* hip_api_data_t: correlation id (the one the call's activity records carry), phase, then the union of every
+ * call's arguments (pointer-aligned), then phase_data. Only the launch calls' members are mirrored. */
+typedef struct {
+  uint64_t correlation_id;
+  uint32_t phase;
+  union {
+    /* hipLaunchKernel, hipLaunchKernel_spt, hipExtLaunchKernel (the same head): grid in blocks, as CUDA's. */
+    struct {
+      const void* function_address;
+      fp_roc_dim3 numBlocks;
+      fp_roc_dim3 dimBlocks;
+      void** args;
+      size_t sharedMemBytes;
+      void* stream;
+    } hipLaunchKernel;
+    /* hipLaunchCooperativeKernel: the same dims, an unsigned int for the shared memory. */
+    struct {
+      const void* f;
+      fp_roc_dim3 gridDim;
+      fp_roc_dim3 blockDimX;
+      void** kernelParams;
+      unsigned int sharedMemBytes;
+      void* stream;
+    } hipLaunchCooperativeKernel;
+    /* hipModuleLaunchKernel (cuLaunchKernel's shape): grid in blocks. */
+    struct {
+      void* f;
+      unsigned int gridDimX, gridDimY, gridDimZ;
+      unsigned int blockDimX, blockDimY, blockDimZ;
+      unsigned int sharedMemBytes;
+      void* stream;
+      void** kernelParams;
+      void** extra;
+    } hipModuleLaunchKernel;
+    /* hipExtModuleLaunchKernel, and hipHccModuleLaunchKernel (the same layout without flags; newer headers name
+     * its fields gridDim / blockDim, older ones globalWorkSize / localWorkSize): the grid is the global work size,
+     * in work-items (HSA's dispatch packet), not in blocks. */
+    struct {
+      void* f;
+      unsigned int globalWorkSizeX, globalWorkSizeY, globalWorkSizeZ;
+      unsigned int localWorkSizeX, localWorkSizeY, localWorkSizeZ;
+      size_t sharedMemBytes;
+      void* hStream;
+      void** kernelParams;
+      void** extra;
+      void* startEvent;
+      void* stopEvent;
+      unsigned int flags;
+    } hipExtModuleLaunchKernel;
+  } args;
+  uint64_t* phase_data;
+} fp_roc_hip_api_data;
+
+FP_ROC_ASSERT(offsetof(fp_roc_hip_api_data, phase) == 8 && offsetof(fp_roc_hip_api_data, args) == 16,
+              "hip_api_data_t head");
+FP_ROC_ASSERT(offsetof(fp_roc_hip_api_data, args.hipLaunchKernel.numBlocks) == 24 &&
+                  offsetof(fp_roc_hip_api_data, args.hipLaunchKernel.dimBlocks) == 36 &&
+                  offsetof(fp_roc_hip_api_data, args.hipLaunchKernel.sharedMemBytes) == 56 &&
+                  offsetof(fp_roc_hip_api_data, args.hipLaunchCooperativeKernel.sharedMemBytes) == 56,
+              "hipLaunchKernel arguments");
+FP_ROC_ASSERT(offsetof(fp_roc_hip_api_data, args.hipModuleLaunchKernel.gridDimX) == 24 &&
+                  offsetof(fp_roc_hip_api_data, args.hipModuleLaunchKernel.blockDimX) == 36 &&
+                  offsetof(fp_roc_hip_api_data, args.hipModuleLaunchKernel.sharedMemBytes) == 48 &&
+                  offsetof(fp_roc_hip_api_data, args.hipExtModuleLaunchKernel.localWorkSizeX) == 36 &&
+                  offsetof(fp_roc_hip_api_data, args.hipExtModuleLaunchKernel.sharedMemBytes) == 48,
+              "hipModuleLaunchKernel arguments");
+
+/* What the capture agent appends to a HIP_OPS dispatch record whose launch its HIP API callback saw (joined by
+ * correlation id when the buffer is delivered): the record is then 64 + 32 bytes. Grid in blocks, block in
+ * threads, the launch's dynamic shared memory in bytes. A record without it is the plain 64 bytes. */
+#define FP_ROC_LAUNCH_MAGIC 0x4D494446u /* "FDIM" */
+typedef struct {
+  uint32_t magic;
+  uint32_t shared_memory;
+  uint32_t grid[3];
+  uint32_t block[3];
+} fp_roc_launch_dims;
+FP_ROC_ASSERT(sizeof(fp_roc_launch_dims) == 32, "launch dims size");
+
 #endif

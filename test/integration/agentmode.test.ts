@@ -12,13 +12,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { loadAddon, type DecodedCapture } from '../../extension/import/addon';
 import { Profile, SliceKind, isDeviceKind } from '../../extension/model/profile';
 import { expectMergedInsideWindow, openAgentSession } from '../helpers/capture';
-import {
-  PYTHON,
-  ROOT,
-  ensureNativeBuilt,
-  runCuptiWorkload,
-  type WorkloadRun,
-} from '../helpers/native';
+import { PYTHON, ROOT, ensureNativeBuilt, runCuptiWorkload, type WorkloadRun } from '../helpers/native';
 
 type Run = WorkloadRun;
 const runWorkload = runCuptiWorkload;

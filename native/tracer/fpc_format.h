@@ -20,7 +20,10 @@
 // MSPTI timestamps are already CLOCK_REALTIME: its header's clock pair is (realtime, realtime) and its captures
 // carry no calibration frames.
 // ROCtracer (3) was added the same way. Its records are ROCtracer's 64-byte activity_record_t verbatim; a kernel
-// record's string is the kernel name its pointer held (copied while the buffer was alive), as for CUPTI. API
+// record's string is the kernel name its pointer held (copied while the buffer was alive), as for CUPTI. A
+// dispatch record whose launch the agent saw through the HIP API callback is followed by 32 bytes of its own (u32
+// magic "FDIM", u32 dynamic shared memory, u32 grid xyz in blocks, u32 block xyz: vendors/roctracer/mirror.h),
+// joined by correlation id when the buffer was delivered; a record without them is the plain 64 bytes. API
 // records carry a HIP API id (op), resolved with roctracer_op_string after the final flush and written as a names
 // frame whose domain is ACTIVITY_DOMAIN_HIP_API (3). Timestamps are the HSA system clock: the header pair and the
 // calibration frames (roctracer_get_timestamp, CLOCK_REALTIME) map them, as for CUPTI.

@@ -17,7 +17,8 @@
  * gridDimX.., hipExtModuleLaunchKernel's global work size in work-items), the others no arguments.
  *
  * roctracer_op_string answers at any time, as ROCtracer's does (the agent is what defers it past the final flush).
- * FAKE_ROCTRACER_FIRST_CORRELATION sets the first correlation id (ids above 2^32 - 1 exercise the 64-bit path).
+ * FAKE_ROCTRACER_FIRST_CORRELATION sets the first correlation id (ids above 2^32 - 1 exercise the 64-bit path);
+ * FAKE_ROCTRACER_NO_CALLBACKS makes roctracer_enable_domain_callback fail, as a build without HIP API callbacks.
  * It computes nothing on any device. */
 #define _GNU_SOURCE
 #include <pthread.h>
@@ -361,6 +362,7 @@ int roctracer_disable_domain_activity(uint32_t domain) {
 int roctracer_enable_domain_callback(uint32_t domain, fp_roc_api_callback callback, void* arg) {
   if (domain != FP_ROC_DOMAIN_HIP_API) return FAKE_ROC_BAD_DOMAIN;
   if (!callback) return FAKE_ROC_BAD_PARAMETER;
+  if (getenv("FAKE_ROCTRACER_NO_CALLBACKS")) return FAKE_ROC_ERROR;
   pthread_mutex_lock(&lock);
   api_cb = callback;
   api_cb_arg = arg;

@@ -53,7 +53,7 @@ SORT = b"_ZN2at6native20bitonicSortKVInPlaceIfEEvPT_i"
 # (grid in blocks, block in threads, dynamic shared memory bytes) per kernel; None for the unnamed one.
 DIMS = {
     GEMM: ((16, 8, 1), (256, 1, 1), 8192),
-    RELU: ((256, 1, 1), (128, 1, 1), 0),
+    RELU: ((256, 1, 1), (128, 1, 1), 512),
     SORT: ((1, 1, 1), (1024, 1, 1), 4096),
     None: ((3, 2, 1), (64, 4, 1), 0),
 }

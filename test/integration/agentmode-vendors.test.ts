@@ -288,7 +288,8 @@ const CASES: VendorCase[] = [
     idsKept: true, // the HIP API ids
     metadata: {
       kernels: [[GEMM_HIP, { device: 0, stream: 0, kind: 'Dispatch Kernel' }]],
-      kernelKeys: ['device', 'stream', 'kind', 'correlation'],
+      // grid and block from the HIP API callback of the launch (ROCtracer's activity records carry none)
+      kernelKeys: ['device', 'stream', 'kind', 'grid', 'block', 'shared memory', 'correlation'],
       memcpy: { bytes: 4096, kind: 'DtoH', stream: 0 },
       memset: { bytes: 64, kind: 'Fill Buffer' },
       apiKeys: ['cbid', 'cid', 'correlation'],
@@ -304,7 +305,7 @@ const CASES: VendorCase[] = [
         /\[flagos\] ROCtracer session started/,
         /\[flagos\] ROCtracer activity setup results: POOL=0, HIP_OPS=0, HIP_API=0, EXT_API=0, FLUSH=0$/m,
       ],
-      codes: ['R24', 'R28', 'R29', 'R30', 'R31', 'R32', 'A4'],
+      codes: ['R24', 'R28', 'R29', 'R30', 'R31', 'R32', 'R39', 'A4'],
     },
     // The DCU row declares neither copies nor fills.
     capabilityChecks: { P6: 'pass', K7: 'skip', K8: 'skip' },

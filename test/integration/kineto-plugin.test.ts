@@ -169,7 +169,7 @@ describe("the Kineto adaptor as torch's PrivateUse1 profiler", () => {
     expect(report.totals.requiredFailed).toBe(0);
   }, 300_000);
 
-  it('over the fake ROCtracer: linked and paired; grid and block are the one gap (ROCtracer activity records carry none)', () => {
+  it('over the fake ROCtracer: linked and paired; kernels carry the grid and block of their launches (HIP API callback)', () => {
     const { trace, averages, report } = runWorkload(ensureFakeRoctracer(), 'roctracer');
     expectPairedFlows(trace);
     expectMmOwnsItsKernels(trace, averages);
@@ -177,7 +177,8 @@ describe("the Kineto adaptor as torch's PrivateUse1 profiler", () => {
     const r = byId(report.results);
     for (const id of ['P1', 'P2', 'P4', 'P5', 'P7', 'K2', 'K3', 'K5', 'K6', 'K7', 'K9', 'K10', 'K11', 'K12'])
       expect(r[id].status, `${id}: ${r[id].summary}`).toBe('pass');
-    expect(r.P3).toMatchObject({ status: 'fail', summary: 'kernel lacks block, grid' });
+    expect(r.P3.status, r.P3.summary).toBe('info'); // only what ROCm's row declares by design
+    expect(r.P3.summary).not.toMatch(/\b(block|grid)\b/);
   }, 300_000);
 
   it('the seed §2 ablation (the vendor correlation id passed to getLinkedActivity) is caught by P4', () => {

@@ -158,7 +158,7 @@ describe.each(FAKES.map((f) => f.family))('the flagos backend over the fake %s l
     expect(trace.traceEvents.some((e) => e.cat === 'gpu_memcpy')).toBe(true);
   });
 
-  it('passes the parity and contract checks on that trace (ROCm: grid and block are the one gap)', () => {
+  it('passes the parity and contract checks on that trace (ROCm: only its by-design differences)', () => {
     const check = spawnSync(process.execPath, [BIN, 'check', get().result.trace!, '--json'], {
       encoding: 'utf8',
     });
@@ -174,11 +174,10 @@ describe.each(FAKES.map((f) => f.family))('the flagos backend over the fake %s l
     expect(r.P4.summary).toMatch(/^aten::mm: [\d.]+ µs self device time = Σ of \d+ linked device events$/);
     expect(r.X3.summary).toMatch(/\(\d+ by External id, 0 by enclosure\)/);
     if (family === 'roctracer') {
-      expect(r.P3).toMatchObject({ status: 'fail', summary: 'kernel lacks block, grid' });
-      expect(report.totals.requiredFailed).toBe(1);
-    } else {
-      expect(report.totals.requiredFailed).toBe(0);
+      expect(r.P3.status, r.P3.summary).toBe('info');
+      expect(r.P3.summary).not.toMatch(/\b(block|grid)\b/);
     }
+    expect(report.totals.requiredFailed).toBe(0);
   });
 });
 

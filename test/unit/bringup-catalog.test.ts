@@ -190,6 +190,15 @@ const MEANING: Record<string, [Severity, string]> = {
     'warning',
     'Host allocation while copying ROCtracer records failed: records are dropped while memory is short.',
   ],
+  'roctracer/R37': [
+    'warning',
+    'This ROCtracer has no roctracer_enable_domain_callback: kernels carry no grid or block (device time is unaffected).',
+  ],
+  'roctracer/R38': [
+    'warning',
+    'The HIP API callback could not be enabled: kernels carry no grid or block (device time is unaffected).',
+  ],
+  'roctracer/R39': ['info', 'Kernel launch dims taken from the HIP API callback.'],
   'roctracer/Q0': ['info', 'Bound /opt/rocm/lib/librocprofiler-sdk.so.1 (rocprofiler-sdk version 601).'],
   'roctracer/Q1': ['info', 'rocprofiler-sdk registered the agent: contexts, buffer and services ready.'],
   'roctracer/Q2': ['info', 'rocprofiler-sdk session started.'],

@@ -2,7 +2,7 @@
  * The ROCtracer (AMD ROCm, Hygon DCU) decode side through the addon, on captures written here record by record at
  * the offsets of the public ext/prof_protocol.h (not the tracer's mirror, so the two check each other): the HSA
  * clock mapped through calibration pairs, API names from a names frame, both correlation schemes, 64-bit ids,
- * copies and fills, damaged files.
+ * copies and fills, launch dims the agent appended to dispatch records, damaged files.
  */
 import { beforeAll, describe, expect, it } from 'vitest';
 import type { DecodedCapture } from '../../extension/import/addon';
@@ -71,6 +71,24 @@ function launch(correlation: bigint, externalId: bigint | null, t: bigint): RawR
   return records;
 }
 
+/**
+ * A dispatch record as the agent writes it once its HIP API callback saw the launch: the 64 ROCtracer bytes, then
+ * magic "FDIM", dynamic shared memory, grid xyz (blocks), block xyz (threads), all u32.
+ */
+function withDims(
+  record: Buffer,
+  grid: number[],
+  block: number[],
+  shared: number,
+  magic = 0x4d494446,
+): Buffer {
+  const tail = Buffer.alloc(32);
+  tail.writeUInt32LE(magic, 0);
+  tail.writeUInt32LE(shared, 4);
+  [...grid, ...block].forEach((v, i) => tail.writeUInt32LE(v, 8 + 4 * i));
+  return Buffer.concat([record, tail]);
+}
+
 beforeAll(() => {
   ensureNativeBuilt();
 }, 300_000);
@@ -115,6 +133,63 @@ describe('decodeCapture of ROCtracer captures', () => {
       correlation: 80,
     });
     expect(c.counts).toMatchObject({ kernel: 1, runtime: 1, externalCorrelation: 1, badFrames: 0 });
+  });
+
+  it('gives a kernel the grid, block and shared memory of its launch, as CUPTI writes them; a kernel whose launch was not seen keeps none', () => {
+    const [, seen] = launch(81n, null, V0);
+    const [, unseen] = launch(82n, null, V0 + 20_000n);
+    const [, odd] = launch(83n, null, V0 + 40_000n);
+    const [, short] = launch(84n, null, V0 + 60_000n);
+    const c = decode(
+      write([
+        header(),
+        recordsFrame([
+          { ...seen, bytes: withDims(seen.bytes, [120, 4, 2], [256, 2, 1], 16384) },
+          unseen,
+          // Not the agent's tail: another magic, or cut short. The dispatch itself still decodes.
+          { ...odd, bytes: withDims(odd.bytes, [9, 9, 9], [9, 9, 9], 9, 0x12345678) },
+          { ...short, bytes: withDims(short.bytes, [7, 7, 7], [7, 7, 7], 7).subarray(0, 80) },
+        ]),
+        endFrame(T0 + 1n),
+      ]),
+    );
+    expect(c.length).toBe(4);
+    expect([...c.kind]).toEqual([0, 0, 0, 0]);
+    expect([...c.correlation]).toEqual([81, 82, 83, 84]);
+    expect(argsAt(c, 0)).toEqual({
+      device: 1,
+      stream: 7,
+      correlation: 81,
+      kind: 'Dispatch Kernel',
+      grid: [120, 4, 2],
+      block: [256, 2, 1],
+      'shared memory': 16384,
+    });
+    for (const i of [1, 2, 3]) {
+      const args = argsAt(c, i);
+      expect(Object.keys(args).sort()).toEqual(['correlation', 'device', 'kind', 'stream']);
+    }
+    expect(c.counts).toMatchObject({ kernel: 4, malformed: 0, implausible: 0 });
+  });
+
+  it('keeps the dims on the kernel slice of the imported profile', () => {
+    const [api, kernel] = launch(90n, 5n, V0).slice(1);
+    const profile = importCapture(
+      write([
+        header(),
+        sessionFrame(1, T0),
+        recordsFrame([api, { ...kernel, bytes: withDims(kernel.bytes, [64, 1, 1], [128, 1, 1], 0) }]),
+        namesFrame(ROC_DOMAIN.hipApi, [[HIP_LAUNCH_KERNEL, 'hipLaunchKernel']]),
+        sessionFrame(2, T0 + 100_000n),
+      ]),
+    );
+    const kinds = [...profile.slices.kind.subarray(0, profile.slices.length)];
+    expect(profile.argsOf(kinds.indexOf(SliceKind.Kernel))).toMatchObject({
+      grid: [64, 1, 1],
+      block: [128, 1, 1],
+      'shared memory': 0,
+    });
+    expect(profile.argsOf(kinds.indexOf(SliceKind.Runtime))).not.toHaveProperty('grid');
   });
 
   it('maps through the start and stop calibration pairs, rate included', () => {

@@ -225,6 +225,44 @@ export const ROCTRACER_RULES: readonly Rule[] = [
       counts: { buffersCompleted: 1, validSize: n(m[1]) },
     }),
   },
+  // Launch dims (grid, block, shared memory) from the HIP API callback: ROCtracer's activity records have none.
+  {
+    lines: [{ code: 'R37', component: 'roctracer' }],
+    pattern: rx(
+      F,
+      'ROCtracer has no (roctracer_enable_domain_callback|roctracer_op_string): kernels carry no grid or block',
+    ),
+    parse: (m) => ({
+      severity: 'warning',
+      message: `This ROCtracer has no ${m[1]}: kernels carry no grid or block (device time is unaffected).`,
+      fields: { missing: m[1] },
+    }),
+  },
+  {
+    lines: [{ code: 'R38', component: 'roctracer' }],
+    pattern: rx(
+      F,
+      `roctracer_enable_domain_callback\\(HIP_API\\) returned ${R}: kernels carry no grid or block`,
+    ),
+    parse: (m) => ({
+      severity: 'warning',
+      message:
+        'The HIP API callback could not be enabled: kernels carry no grid or block (device time is unaffected).',
+      counts: { result: n(m[1]) },
+    }),
+  },
+  {
+    lines: [{ code: 'R39', component: 'roctracer' }],
+    pattern: rx(F, `ROCtracer launch dims: ${U} launches seen, ${U} kernels joined`),
+    parse: (m) => ({
+      severity: m[1] !== '0' && m[2] === '0' ? 'warning' : 'info',
+      message:
+        m[1] !== '0' && m[2] === '0'
+          ? 'The HIP API callback saw launches, but no kernel record matched one: kernels carry no grid or block.'
+          : 'Kernel launch dims taken from the HIP API callback.',
+      counts: { launchesSeen: n(m[1]), kernelsJoined: n(m[2]) },
+    }),
+  },
   // The agent's rocprofiler-sdk binding (Q lines).
   {
     lines: [{ code: 'Q1', component: 'roctracer' }],

@@ -140,9 +140,11 @@ void appendMetadata(const ParsedRecord& r, std::optional<int64_t> externalId, st
       // the shared memory only the launch's dynamic bytes.
       if (r.grid[0] > 0) {
         m["shared memory"] = std::to_string(r.dynamicSharedMemory);
-        m["grid"] = "[" + std::to_string(r.grid[0]) + ", " + std::to_string(r.grid[1]) + ", " + std::to_string(r.grid[2]) + "]";
-        m["block"] =
-            "[" + std::to_string(r.block[0]) + ", " + std::to_string(r.block[1]) + ", " + std::to_string(r.block[2]) + "]";
+        auto triple = [](const int32_t v[3]) {
+          return "[" + std::to_string(v[0]) + ", " + std::to_string(v[1]) + ", " + std::to_string(v[2]) + "]";
+        };
+        m["grid"] = triple(r.grid);
+        m["block"] = triple(r.block);
       }
       break;
     case EventKind::Memcpy:

@@ -23,11 +23,11 @@ using flagprof::EventContext;
 // fill), HIP_API calls Runtime events with the HIP API id as their cbid; EXT_API external-id records are external
 // correlations. Barriers, marks and every other domain are Ignored. A dispatch record the agent extended with its
 // launch's dims (mirror.h: grid, block, dynamic shared memory, from the HIP API callback) carries them in
-// ParsedRecord::grid / block / dynamicSharedMemory; without them grid[0] is 0. A 64-bit correlation id above 2^32 - 1 is
-// folded into 32 bits (setWideCorrelation).
+// ParsedRecord::grid / block / dynamicSharedMemory; without them grid[0] is 0. A 64-bit correlation id above
+// 2^32 - 1 is folded into 32 bits (setWideCorrelation).
 RecordClass parseRecord(const uint8_t* record, size_t size, ParsedRecord& out);
 
-// Every ROCtracer record has this size.
+// The size of every record ROCtracer writes (a dispatch the agent gave its launch dims is 32 bytes longer).
 size_t recordSize();
 
 // The label for a HIP API id no names frame resolved (the numeric id stays in the metadata as "cid").

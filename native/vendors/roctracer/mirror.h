@@ -117,17 +117,23 @@ typedef struct {
 } fp_roc_dim3;
 
 /* hip_api_data_t: correlation id (the one the call's activity records carry), phase, then the union of every
- * call's arguments (pointer-aligned), then phase_data. Only the launch calls' members are mirrored. */
+ * call's arguments (pointer-aligned), then phase_data. Only the launch calls' members are mirrored, as hipamd's
+ * generated header has had them since ROCm 4.3 (ROCm/clr hipamd/include/hip/amd_detail/hip_prof_str.h): each
+ * pointer argument is followed by a copy of what it points to (args__val, kernelParams__val), so hipLaunchKernel's
+ * shared memory lies 8 bytes later than in older generated headers; the grid and block offsets are the same in
+ * both. */
 typedef struct {
   uint64_t correlation_id;
   uint32_t phase;
   union {
-    /* hipLaunchKernel, hipLaunchKernel_spt, hipExtLaunchKernel (the same head): grid in blocks, as CUDA's. */
+    /* hipLaunchKernel, hipLaunchKernel_spt, hipExtLaunchKernel (the same head, then events and flags): grid in
+     * blocks, as CUDA's. */
     struct {
       const void* function_address;
       fp_roc_dim3 numBlocks;
       fp_roc_dim3 dimBlocks;
       void** args;
+      void* args__val;
       size_t sharedMemBytes;
       void* stream;
     } hipLaunchKernel;
@@ -137,6 +143,7 @@ typedef struct {
       fp_roc_dim3 gridDim;
       fp_roc_dim3 blockDimX;
       void** kernelParams;
+      void* kernelParams__val;
       unsigned int sharedMemBytes;
       void* stream;
     } hipLaunchCooperativeKernel;
@@ -148,7 +155,9 @@ typedef struct {
       unsigned int sharedMemBytes;
       void* stream;
       void** kernelParams;
+      void* kernelParams__val;
       void** extra;
+      void* extra__val;
     } hipModuleLaunchKernel;
     /* hipExtModuleLaunchKernel, and hipHccModuleLaunchKernel (the same layout without flags; newer headers name
      * its fields gridDim / blockDim, older ones globalWorkSize / localWorkSize): the grid is the global work size,
@@ -160,7 +169,9 @@ typedef struct {
       size_t sharedMemBytes;
       void* hStream;
       void** kernelParams;
+      void* kernelParams__val;
       void** extra;
+      void* extra__val;
       void* startEvent;
       void* stopEvent;
       unsigned int flags;
@@ -173,8 +184,8 @@ FP_ROC_ASSERT(offsetof(fp_roc_hip_api_data, phase) == 8 && offsetof(fp_roc_hip_a
               "hip_api_data_t head");
 FP_ROC_ASSERT(offsetof(fp_roc_hip_api_data, args.hipLaunchKernel.numBlocks) == 24 &&
                   offsetof(fp_roc_hip_api_data, args.hipLaunchKernel.dimBlocks) == 36 &&
-                  offsetof(fp_roc_hip_api_data, args.hipLaunchKernel.sharedMemBytes) == 56 &&
-                  offsetof(fp_roc_hip_api_data, args.hipLaunchCooperativeKernel.sharedMemBytes) == 56,
+                  offsetof(fp_roc_hip_api_data, args.hipLaunchKernel.sharedMemBytes) == 64 &&
+                  offsetof(fp_roc_hip_api_data, args.hipLaunchCooperativeKernel.sharedMemBytes) == 64,
               "hipLaunchKernel arguments");
 FP_ROC_ASSERT(offsetof(fp_roc_hip_api_data, args.hipModuleLaunchKernel.gridDimX) == 24 &&
                   offsetof(fp_roc_hip_api_data, args.hipModuleLaunchKernel.blockDimX) == 36 &&

@@ -12,6 +12,7 @@ import {
   type MessageSize,
   type RankCollectives,
 } from './collectives';
+import type { RanksOverview } from '../shared/results';
 
 /** A clock offset counts as real once it exceeds this share of the median collective's duration. */
 const SKEW_SHARE = 0.1;
@@ -214,4 +215,39 @@ function median(sorted: number[]): number {
   if (sorted.length === 0) return 0;
   const mid = sorted.length >> 1;
   return sorted.length % 2 === 1 ? sorted[mid] : (sorted[mid - 1] + sorted[mid]) / 2;
+}
+
+/** Longest-wait collectives the Results view lists. */
+const OVERVIEW_COLLECTIVES = 8;
+
+/** A run's communication at a glance: per rank, and its most waited-for collectives (the Results view's). */
+export function ranksOverview(ranks: RankCollectiveInput[]): RanksOverview {
+  const matched = matchCollectives(ranks);
+  const waits = new Map(matched.perRank.map((w) => [w.rank, w]));
+  const notes = new Set<string>();
+  for (const r of ranks) if (r.collectives.note) notes.add(r.collectives.note);
+  if (matched.skew.note) notes.add(matched.skew.note);
+  return {
+    rows: ranks.map((r) => ({
+      rank: r.rank,
+      commNs: r.collectives.unionNs,
+      exposedNs: r.collectives.exposedNs,
+      stragglerCount: waits.get(r.rank)?.stragglerCount ?? 0,
+      waitCausedNs: waits.get(r.rank)?.waitCausedNs ?? 0,
+      waitSufferedNs: waits.get(r.rank)?.waitSufferedNs ?? 0,
+    })),
+    collectives: [...matched.matched]
+      .sort((a, b) => b.maxWaitNs - a.maxWaitNs)
+      .slice(0, OVERVIEW_COLLECTIVES)
+      .map((c) => ({
+        name: `${c.name} #${c.index}`,
+        group: c.group,
+        size: c.size?.inBytes ?? c.size?.outBytes,
+        medianNs: c.durationNs.median,
+        maxNs: c.durationNs.max,
+        straggler: c.straggler,
+        maxWaitNs: c.maxWaitNs,
+      })),
+    notes: [...notes],
+  };
 }

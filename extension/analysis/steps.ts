@@ -58,6 +58,8 @@ export function analyzeSteps(analysis: Analysis): StepsStats | undefined {
   }
   if (steps.length === 0) return undefined;
   steps.sort((a, b) => a.startNs - b.startNs || a.step - b.step);
+  const run = acrossProcesses(analysis, steps);
+  if (run) steps.splice(0, steps.length, ...run);
   let slowest = 0;
   for (let k = 1; k < steps.length; k++) if (steps[k].wallNs > steps[slowest].wallNs) slowest = k;
   const rest = steps.slice(1).map((s) => s.wallNs);
@@ -67,6 +69,34 @@ export function analyzeSteps(analysis: Analysis): StepsStats | undefined {
     firstNs: steps[0].wallNs,
     ...(rest.length > 0 ? { steadyMedianNs: median(rest) } : {}),
   };
+}
+
+/**
+ * A run of several processes (the ranks of a merged run) has each step once per rank: step N is then one row, as
+ * long as its slowest rank took (the others wait for it at the next collective), with the CPU and device time of
+ * every rank. undefined when no step number repeats across processes.
+ */
+function acrossProcesses(analysis: Analysis, steps: StepStat[]): StepStat[] | undefined {
+  const { profile } = analysis;
+  const pidOf = (step: StepStat): string => profile.tracks[profile.slices.track[step.slice]].pid;
+  const byNumber = new Map<number, StepStat[]>();
+  for (const step of steps) {
+    const list = byNumber.get(step.step);
+    if (list) list.push(step);
+    else byNumber.set(step.step, [step]);
+  }
+  const repeated = [...byNumber.values()].some((list) => new Set(list.map(pidOf)).size > 1);
+  if (!repeated) return undefined;
+  return [...byNumber.values()]
+    .map((list) => ({
+      step: list[0].step,
+      slice: list.reduce((a, b) => (b.wallNs > a.wallNs ? b : a)).slice,
+      startNs: Math.min(...list.map((s) => s.startNs)),
+      wallNs: Math.max(...list.map((s) => s.wallNs)),
+      cpuNs: list.reduce((sum, s) => sum + s.cpuNs, 0),
+      deviceNs: list.reduce((sum, s) => sum + s.deviceNs, 0),
+    }))
+    .sort((a, b) => a.startNs - b.startNs || a.step - b.step);
 }
 
 /** N for a ProfilerStep#N name id, else -1 (memoised per name: millions of ops share a few names). */

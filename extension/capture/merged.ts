@@ -3,6 +3,9 @@
  * opens as every part merged on one timeline (import/merge.ts), each rank a track group; anything else opens as
  * openProfile opens it. The timeline, the HTML report and the editor's annotations (summed over the ranks) read it.
  */
+import { analyze } from '../analysis/analyze';
+import { rankCollectives } from '../analysis/collectives';
+import { ranksOverview } from '../analysis/ranksCollectives';
 import { ImportError } from '../import/errors';
 import { mergeProfiles, type ProfilePart } from '../import/merge';
 import { locateProfile, openProfile, type OpenedProfile, type OpenOptions } from './open';
@@ -41,6 +44,22 @@ export function mergedRun(
   // Named after the run's folder: its tab reads as the session's ("train.py · 18:02") or the folder's name.
   const profile = mergeProfiles(parts, folder);
   for (const problem of problems) profile.warnings.push({ message: problem });
+  // The communication overview (the Results view's Ranks section) is read from each rank alone, while the parts
+  // are at hand: a collective is matched across ranks by its order on each.
+  if (parts.length > 1)
+    profile.metadata.ranks = ranksOverview(
+      ranks.flatMap((rank) =>
+        rank.opened
+          ? [
+              {
+                rank: rank.rank,
+                originNs: rank.opened.profile.originNs,
+                collectives: rankCollectives(analyze(rank.opened.profile)),
+              },
+            ]
+          : [],
+      ),
+    );
   // The launcher's own session.json speaks for the run (the command, how it ended); a part's, only without one.
   const session =
     (source.kind === 'session' ? source.session?.document : undefined) ??

@@ -8,7 +8,7 @@ import { buildSummary, type SummaryJson } from '../analysis/summary';
 import type { Analysis } from '../analysis/types';
 import { isDeviceKind } from '../model/profile';
 import { formatDuration } from '../shared/format';
-import type { ResultsModel, ResultsSeverity } from '../shared/results';
+import type { RanksOverview, ResultsModel, ResultsSeverity } from '../shared/results';
 import type { SessionRecord } from './session';
 
 /** Rows per table: what a glance takes in; the timeline's tables have the rest. */
@@ -151,6 +151,7 @@ export function resultsModel(
       peakBytes: d.peak_allocated_bytes,
       atNs: ns(d.peak_allocated_at_us),
     })),
+    ranks: ranksOf(analysis.profile.metadata.ranks),
     lines,
     ops,
     kernels: summary.kernels
@@ -160,4 +161,10 @@ export function resultsModel(
     canOpenBringup: record !== undefined,
     canShowOutput: facts.canShowOutput === true,
   };
+}
+
+/** The merged run's communication overview (capture/merged.ts writes it), when the profile is one. */
+function ranksOf(value: unknown): RanksOverview | undefined {
+  const overview = value as RanksOverview | undefined;
+  return overview && Array.isArray(overview.rows) && overview.rows.length > 1 ? overview : undefined;
 }

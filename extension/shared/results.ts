@@ -37,6 +37,8 @@ export interface ResultsModel {
     steadyMedianNs?: number;
   };
   memory?: { device: string; peakBytes: number; atNs: number }[];
+  /** A run of several ranks (a torchrun session, a folder of rank traces): communication per rank and collective. */
+  ranks?: RanksOverview;
   lines: ResultsLine[];
   ops: { name: string; calls: number; selfNs: number; totalNs: number }[];
   kernels: { name: string; count: number; totalNs: number; topOp: string }[];
@@ -44,4 +46,30 @@ export interface ResultsModel {
   /** What the buttons can reach: a timeline always; bring-up checks and output only for a session. */
   canOpenBringup: boolean;
   canShowOutput: boolean;
+}
+
+/** What a run of several ranks comes to in communication (analysis/collectives.ts, ranksCollectives.ts). */
+export interface RanksOverview {
+  rows: {
+    rank: string;
+    /** Time in collectives (a union of intervals), and the part no other device work overlaps. */
+    commNs: number;
+    exposedNs: number;
+    /** Collectives this rank started last, the waits it caused the others, and its own waits. */
+    stragglerCount: number;
+    waitCausedNs: number;
+    waitSufferedNs: number;
+  }[];
+  /** The most waited-for collectives, longest wait first. */
+  collectives: {
+    name: string;
+    group: string;
+    size?: number;
+    medianNs: number;
+    maxNs: number;
+    straggler: string;
+    maxWaitNs: number;
+  }[];
+  /** Why the figures read as they do (no device to overlap; clocks that look offset). */
+  notes: string[];
 }

@@ -8,6 +8,9 @@ import { execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { analyze } from '../../extension/analysis/analyze';
+import { openRun } from '../../extension/capture/merged';
+import { resultsModel } from '../../extension/capture/results';
 import { requirePython, tempDir } from '../helpers/agent';
 import { buildCli, cleanupCliRuns, runCli } from '../helpers/cli';
 import { PYTHON, ROOT } from '../helpers/paths';
@@ -124,6 +127,26 @@ describe('a folder of rank traces (DLRM, 8 × V100, NCCL)', () => {
         6,
       );
     }
+  });
+
+  it('shows the same figures in the Results view of the folder opened as one run', async () => {
+    const { profile } = await openRun(DLRM);
+    const results = resultsModel(analyze(profile), { title: 'dlrm', source: DLRM });
+    const rows = results.ranks!.rows;
+    expect(rows.map((r) => r.rank)).toEqual(doc.ranks.map((r) => r.rank));
+    rows.forEach((row, i) => {
+      const cli = doc.ranks[i];
+      expect(row.stragglerCount).toBe(cli.straggler_count);
+      expect(Math.abs(row.commNs / 1000 - cli.communication.union_us)).toBeLessThan(0.01);
+      expect(Math.abs(row.exposedNs / 1000 - cli.communication.exposed_us)).toBeLessThan(0.01);
+      expect(Math.abs(row.waitCausedNs / 1000 - cli.wait_caused_us)).toBeLessThan(0.01);
+      expect(Math.abs(row.waitSufferedNs / 1000 - cli.wait_suffered_us)).toBeLessThan(0.01);
+    });
+    const longest = [...doc.collectives].sort((a, b) => b.max_wait_us - a.max_wait_us)[0];
+    expect(results.ranks!.collectives[0]).toMatchObject({
+      name: `${longest.name} #${longest.index}`,
+      straggler: longest.straggler,
+    });
   });
 
   it('names and sizes the collectives from their ops, and sees no clock offset between ranks on one host', () => {

@@ -7,6 +7,7 @@ import * as path from 'node:path';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { analyze } from '../../extension/analysis/analyze';
+import { openRun } from '../../extension/capture/merged';
 import { resultsModel } from '../../extension/capture/results';
 import { importTrace } from '../../extension/import/kineto';
 import type { ResultsModel } from '../../extension/results/protocol';
@@ -102,5 +103,23 @@ describe('the Results view', () => {
     }
     mkdirSync(ARTIFACTS, { recursive: true });
     await page.screenshot({ path: path.join(ARTIFACTS, 'results-view.png'), fullPage: true });
+  });
+
+  it('shows a run of several ranks: communication per rank and the most waited-for collectives', async () => {
+    const { profile } = await openRun(path.join(TRACES, 'param_dlrm_v100x8'));
+    const ranks = resultsModel(analyze(profile), { title: 'dlrm', source: 'dlrm' });
+    await page.evaluate((m) => window.postMessage({ type: 'results.show', model: m }, '*'), ranks);
+    const section = page.locator('section.table', { hasText: 'Ranks (8)' });
+    await section.waitFor({ timeout: 10_000 });
+    const rows = section.locator('tbody tr');
+    expect(await rows.count()).toBe(8);
+    const straggler = ranks.ranks!.rows.reduce((a, b) => (b.stragglerCount > a.stragglerCount ? b : a));
+    const cells = await rows.nth(ranks.ranks!.rows.indexOf(straggler)).locator('td').allInnerTexts();
+    expect(cells[0]).toBe(straggler.rank);
+    expect(cells[3]).toBe(String(straggler.stragglerCount));
+    const waited = page.locator('section.table', { hasText: 'Most waited-for collectives' });
+    expect(await waited.innerText()).toContain(ranks.ranks!.collectives[0].name);
+    expect(await waited.innerText()).toContain(`rank ${ranks.ranks!.collectives[0].straggler}`);
+    await page.screenshot({ path: path.join(ARTIFACTS, 'results-view-ranks.png'), fullPage: true });
   });
 });

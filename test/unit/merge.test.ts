@@ -6,6 +6,7 @@
 import path from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { analyze } from '../../extension/analysis/analyze';
+import { analyzeSteps } from '../../extension/analysis/steps';
 import type { Analysis } from '../../extension/analysis/types';
 import { openRun } from '../../extension/capture/merged';
 import { openRankTraces } from '../../extension/capture/ranks';
@@ -80,6 +81,20 @@ describe('the 8-rank DLRM set opened as one run', () => {
       sum((a) => mm(a)?.deviceSelfNs ?? 0),
       0,
     );
+  });
+
+  it('has each step once: as long as its slowest rank, with every rank’s CPU and device time', () => {
+    const merged = analyzeSteps(analysis)!;
+    const own = ranks.map((r) => analyzeSteps(r.analysis)!.steps);
+    expect(own.every((steps) => steps.length === 1 && steps[0].step === 10)).toBe(true);
+    expect(merged.steps).toHaveLength(1);
+    expect(merged.steps[0].step).toBe(10);
+    expect(merged.steps[0].wallNs).toBe(Math.max(...own.map((s) => s[0].wallNs)));
+    expect(merged.steps[0].cpuNs).toBeCloseTo(
+      own.reduce((sum, s) => sum + s[0].cpuNs, 0),
+      0,
+    );
+    for (const r of ranks) expect(analyzeSteps(r.analysis)!.steps).toHaveLength(1);
   });
 
   it('moves each rank’s ids into a range of its own, readable back', () => {

@@ -112,6 +112,48 @@ function totals(model: ResultsModel): HTMLElement {
   return cards;
 }
 
+/** A run of several ranks: communication per rank, then the collectives the others waited longest for. */
+function ranks(overview: NonNullable<ResultsModel['ranks']>): HTMLElement[] {
+  const sections = [
+    table(
+      `Ranks (${overview.rows.length}): communication and who waited for whom`,
+      ['Rank', 'In collectives', 'Exposed', 'Started last', 'Others waited for it', 'Waited itself'],
+      overview.rows.map((r) => [
+        r.rank,
+        formatDuration(r.commNs),
+        `${formatDuration(r.exposedNs)}${r.commNs > 0 ? ` (${Math.round((100 * r.exposedNs) / r.commNs)}%)` : ''}`,
+        formatCount(r.stragglerCount),
+        formatDuration(r.waitCausedNs),
+        formatDuration(r.waitSufferedNs),
+      ]),
+      [1, 2, 3, 4, 5],
+    ),
+  ];
+  if (overview.collectives.length > 0)
+    sections.push(
+      table(
+        'Most waited-for collectives',
+        ['Collective', 'Group', 'Size', 'Median', 'Max', 'Started last', 'Longest wait'],
+        overview.collectives.map((c) => [
+          c.name,
+          c.group || '—',
+          c.size === undefined ? '—' : formatBytes(c.size),
+          formatDuration(c.medianNs),
+          formatDuration(c.maxNs),
+          `rank ${c.straggler}`,
+          formatDuration(c.maxWaitNs),
+        ]),
+        [2, 3, 4, 6],
+      ),
+    );
+  if (overview.notes.length > 0) {
+    const list = el('ul', { className: 'notes' });
+    for (const note of overview.notes) list.append(el('li', { text: note }));
+    sections.push(el('section', {}, list));
+  }
+  return sections;
+}
+
 function render(model: ResultsModel): void {
   const time = model.primary === 'device' ? 'Device' : 'CPU';
   const parts: (HTMLElement | undefined)[] = [header(model), totals(model)];
@@ -144,6 +186,7 @@ function render(model: ResultsModel): void {
         [1, 2, 3],
       ),
     );
+  if (model.ranks) parts.push(...ranks(model.ranks));
   if (model.device && model.device.gaps.length > 0)
     parts.push(
       table(

@@ -256,7 +256,22 @@ def import_torch(session):
     except Exception:
         pass
     session.record["torch"] = info
+    _import_lazy_profiler_modules(torch)
     return torch
+
+
+def _import_lazy_profiler_modules(torch):
+    """Torch imports torch.profiler._cupti_monitor the first time a record_function runs (Optimizer.step does). In
+    the window, torch's Python tracer records that module's import, and one of its frames gets a name with bare
+    double quotes (`_cupti_monitor.py(0): "segment"`) that torch 2.13 writes into the trace unescaped: the whole
+    file is then not JSON. Imported here, before the window opens, it never runs under the tracer."""
+    lazy = getattr(getattr(torch.autograd, "profiler", None), "_maybe_cupti_monitor", None)
+    if lazy is None:
+        return
+    try:
+        lazy()
+    except Exception:
+        pass  # torch's own import failed: it says so itself, and then nothing is imported in the window either
 
 
 def device_properties(torch):

@@ -43,7 +43,12 @@ function profileAndCheck(name: string, args: string[] = []): Record<string, Resu
   expect(run.status, run.stderr).toBe(0);
   const check = spawnSync(process.execPath, [BIN, 'check', out, '--json'], { encoding: 'utf8' });
   const report = JSON.parse(check.stdout) as { results: Result[] };
-  return Object.fromEntries(report.results.map((r) => [r.id, r]));
+  const results = Object.fromEntries(report.results.map((r) => [r.id, r]));
+  // A failure names what the run said (its notes: why torch's ids did or did not reach the tracer).
+  const notes = (JSON.parse(readFileSync(path.join(out, 'session.json'), 'utf8')) as { notes: string[] })
+    .notes;
+  expect(results.X3, `no X3; notes: ${notes.join(' | ')}; stderr: ${run.stderr.slice(-800)}`).toBeDefined();
+  return results;
 }
 
 describe('device-time checks in agent mode without torch correlation ids', () => {

@@ -552,6 +552,7 @@ def main(argv=None):
 
         window.on_device_backend = on_device_backend
     elif torch is not None and mode == "agent" and native_handle is not None:
+        _import_adaptor_builder()
         window.on_device_backend = lambda name: _torch_ids_through_adaptor(torch, name, window, session)
     run = Run(options, directory, session, progress, window, writer, torch, mode, reason, launcher)
     prepare_interpreter(options.script, options.args, options.module)
@@ -566,6 +567,17 @@ def main(argv=None):
         if os._exit is not real_exit:
             os._exit = real_exit
     return run.finish(code, status, error)
+
+
+def _import_adaptor_builder():
+    """What registering the adaptor imports (its builder, torch's cpp_extension: about 50 ms), imported before the
+    window opens: the registration runs inside the window, where torch's Python tracer records every import, and
+    torch 2.13 writes some import frames' names unescaped (see _import_lazy_profiler_modules)."""
+    try:
+        from . import kineto_plugin  # noqa: F401
+        from torch.utils import cpp_extension  # noqa: F401
+    except Exception:
+        pass  # the registration says why it cannot build the plugin, when it comes to that
 
 
 def _torch_ids_through_adaptor(torch, name, window, session):

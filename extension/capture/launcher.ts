@@ -29,7 +29,7 @@ import { findAgentRoot } from './agent';
 import { sealSession, SITES_PART, type SealResult } from './seal';
 import { SESSION_FILES } from './session';
 import { KinetoLogFilter } from './kinetoLog';
-import { RANKS_FOLDER } from './ranks';
+import { PROCS_FOLDER, RANKS_FOLDER } from './ranks';
 
 export type CaptureMode = 'auto' | 'kineto' | 'agent' | 'cpu';
 export const CAPTURE_MODES: readonly CaptureMode[] = ['auto', 'kineto', 'agent', 'cpu'];
@@ -347,7 +347,8 @@ export class CaptureRun {
     // A reused folder (--out) must not show an earlier run's files as this run's.
     for (const name of [...Object.values(SESSION_FILES), 'summary.md'])
       rmSync(path.join(options.sessionDir, name), { force: true });
-    rmSync(path.join(options.sessionDir, RANKS_FOLDER), { recursive: true, force: true });
+    for (const parts of [RANKS_FOLDER, PROCS_FOLDER])
+      rmSync(path.join(options.sessionDir, parts), { recursive: true, force: true });
     for (const name of readdirSync(options.sessionDir))
       if (SITES_PART.test(name) || name.endsWith('.tmp'))
         rmSync(path.join(options.sessionDir, name), { force: true });

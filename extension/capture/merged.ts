@@ -9,14 +9,36 @@ import { ranksOverview } from '../analysis/ranksCollectives';
 import { ImportError } from '../import/errors';
 import { mergeProfiles, type ProfilePart } from '../import/merge';
 import { locateProfile, openProfile, type OpenedProfile, type OpenOptions } from './open';
-import { openRankTraces, openRanks, rankFolders, rankTraceFiles, type OpenedRank } from './ranks';
+import {
+  childFolders,
+  openChildren,
+  openRankTraces,
+  openRanks,
+  rankFolders,
+  rankTraceFiles,
+  type OpenedRank,
+} from './ranks';
 
 /** Opens TARGET; a run of several processes comes back merged, with metadata.parts naming them. */
 export async function openRun(target: string, options: OpenOptions = {}): Promise<OpenedProfile> {
   const source = locateProfile(target);
   if (source.kind !== 'session') return openProfile(source, options);
-  if (!source.tracePath && rankFolders(source.folder).length > 0)
-    return mergedRun(source.folder, await openRanks(source.folder), source);
+  if (!source.tracePath && rankFolders(source.folder).length > 0) {
+    // Each rank, followed by its own child processes.
+    const parts: OpenedRank[] = [];
+    for (const rank of await openRanks(source.folder))
+      parts.push(rank, ...(await openChildren(rank.folder, `Rank ${rank.rank}`)));
+    return mergedRun(source.folder, parts, source);
+  }
+  if (source.tracePath && childFolders(source.folder).length > 0) {
+    // One process and the children it started (DataLoader workers, multiprocessing): the main process first.
+    const main = await openProfile(source, options);
+    const parts: OpenedRank[] = [
+      { rank: '0', folder: source.folder, opened: main, child: { label: 'Main process', pid: '' } },
+      ...(await openChildren(source.folder, undefined)),
+    ];
+    return mergedRun(source.folder, parts, source);
+  }
   // A folder that is no session of ours, with several traces: the ranks of one run (param's, HTA's and the
   // TensorBoard plugin's sets); one trace alone opens as that trace.
   if (!source.session && rankTraceFiles(source.folder).length > 1)
@@ -36,8 +58,9 @@ export function mergedRun(
   const parts: ProfilePart[] = [];
   const problems: string[] = [];
   for (const rank of ranks) {
-    if (rank.opened) parts.push({ label: `Rank ${rank.rank}`, profile: rank.opened.profile });
-    else problems.push(`rank ${rank.rank}: ${rank.problem ?? 'not opened'}`);
+    const label = rank.child?.label ?? `Rank ${rank.rank}`;
+    if (rank.opened) parts.push({ label, profile: rank.opened.profile });
+    else problems.push(`${rank.child ? label : `rank ${rank.rank}`}: ${rank.problem ?? 'not opened'}`);
   }
   if (parts.length === 0)
     throw new ImportError(folder, undefined, `none of its ${ranks.length} parts opens (${problems[0]})`);
@@ -46,9 +69,11 @@ export function mergedRun(
   for (const problem of problems) profile.warnings.push({ message: problem });
   // The communication overview (the Results view's Ranks section) is read from each rank alone, while the parts
   // are at hand: a collective is matched across ranks by its order on each.
-  if (parts.length > 1)
+  // Ranks only: a child process (a DataLoader worker) takes part in no collective.
+  const rankParts = ranks.filter((rank) => !rank.child);
+  if (rankParts.filter((rank) => rank.opened).length > 1)
     profile.metadata.ranks = ranksOverview(
-      ranks.flatMap((rank) =>
+      rankParts.flatMap((rank) =>
         rank.opened
           ? [
               {

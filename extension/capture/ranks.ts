@@ -14,6 +14,9 @@ import { locateSession, openProfile, type OpenedProfile } from './open';
 import { SESSION_FILES } from './session';
 
 export const RANKS_FOLDER = 'ranks';
+/** Child processes of a profiled process (DataLoader workers, multiprocessing, Python subprocesses): one part each,
+ * PART/procs/<pid>/, written by the agent's children.py. */
+export const PROCS_FOLDER = 'procs';
 
 /** One worker's part: its rank (the folder's name: RANK, or the pid where the launcher gave none). */
 export interface RankPart {
@@ -39,6 +42,44 @@ export interface OpenedRank extends RankPart {
   opened?: OpenedProfile;
   /** Why the part could not be opened (a rank killed before it wrote its first segment). */
   problem?: string;
+  /** A child process of a rank (or of the main process): its track group's name; not a rank of its own. */
+  child?: { label: string; pid: string };
+}
+
+/** The child processes' parts of one process's session folder, by pid; [] for none. */
+export function childFolders(folder: string): RankPart[] {
+  const procs = path.join(folder, PROCS_FOLDER);
+  let names: string[];
+  try {
+    names = readdirSync(procs).filter((n) => existsSync(path.join(procs, n, SESSION_FILES.session)));
+  } catch {
+    return [];
+  }
+  names.sort((a, b) => a.localeCompare(b, 'en', { numeric: true }));
+  return names.map((pid) => ({ rank: pid, folder: path.join(procs, pid) }));
+}
+
+/**
+ * The child processes of the process whose part is FOLDER, opened; each named as its session says
+ * ("DataLoader worker 0", "SpawnPoolWorker-1") with its pid. One that cannot be opened (killed while it started,
+ * before it wrote anything) says why; the others still open.
+ */
+export async function openChildren(folder: string, of: string | undefined): Promise<OpenedRank[]> {
+  const opened: OpenedRank[] = [];
+  for (const part of childFolders(folder)) {
+    const source = locateSession(part.folder);
+    const process = (source.session?.document as { process?: { label?: unknown } } | undefined)?.process;
+    const named = typeof process?.label === 'string' && process.label ? process.label : 'child process';
+    const label = `${of ? `${of} · ` : ''}${named} · pid ${part.rank}`;
+    const child = { label, pid: part.rank };
+    try {
+      opened.push({ ...part, child, opened: await openProfile(source) });
+    } catch (error) {
+      if (!(error instanceof ImportError)) throw error;
+      opened.push({ ...part, child, problem: error.message });
+    }
+  }
+  return opened;
 }
 
 /** Every rank's part, opened; a part that cannot be opened says why and the others still open. */

@@ -16,7 +16,8 @@ import {
   type CaptureMode,
   type StepSchedule,
 } from '../capture/launcher';
-import { locateSession, openProfile, type SessionSource } from '../capture/open';
+import { openRun } from '../capture/merged';
+import { locateSession, type SessionSource } from '../capture/open';
 import { createSessionDir, pruneSessions } from '../capture/sessions';
 import { ImportError } from '../import/errors';
 import type { CliCommand } from './commands';
@@ -270,7 +271,8 @@ async function printSession(
     process.stdout.write(options.json ? each : `\n${each}\n${table}`);
   } else if (session.tracePath) {
     try {
-      const summary = buildSummary(analyze((await openProfile(session)).profile), {
+      // With the run's child processes (DataLoader workers) where it had any.
+      const summary = buildSummary(analyze((await openRun(session.folder)).profile), {
         steps: true,
         memory: true,
       });

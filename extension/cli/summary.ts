@@ -1,7 +1,7 @@
 import { analyze } from '../analysis/analyze';
 import { LINE_KIND_LABELS } from '../analysis/lines';
 import { buildSummary, type MemoryJson, type StepsJson, type SummaryJson } from '../analysis/summary';
-import { openProfile } from '../capture/open';
+import { openRun } from '../capture/merged';
 import {
   openRankTraces,
   openRanks,
@@ -51,7 +51,8 @@ export const summaryCommand: CliCommand = {
       process.stdout.write(await renderRanks(target, { top, table: parsed.values.ranks === true, json }));
       return 0;
     }
-    const { profile } = await openProfile(target);
+    // A session with child processes (DataLoader workers) sums them with the main process.
+    const { profile } = await openRun(target);
     const summary = buildSummary(analyze(profile), { steps: true, memory: true });
     for (const warning of summary.source.warnings)
       process.stderr.write(`flagprof: warning: ${terminalText(target)}: ${terminalText(warning)}\n`);

@@ -36,7 +36,7 @@ import {
 import { locateSession, openProfile, type OpenedProfile, type SessionSource } from '../capture/open';
 import { createSessionDir, pruneSessions } from '../capture/sessions';
 import { openRun } from '../capture/merged';
-import { rankFolders } from '../capture/ranks';
+import { childFolders, rankFolders } from '../capture/ranks';
 import type { SessionRecord } from '../capture/session';
 import { summaryMarkdown } from '../analysis/summaryMarkdown';
 import { setActiveProfile } from './editorAnnotations';
@@ -522,6 +522,8 @@ async function showSession(
   showRunProblem(record?.exception);
   // A torchrun run has no trace of its own: its ranks' parts open as one run.
   const ranks = !session.tracePath && rankFolders(session.folder).length > 0;
+  // DataLoader workers and other child processes open with the main process, one track group each.
+  const multi = ranks || childFolders(session.folder).length > 0;
   if (!session.tracePath && !ranks) {
     const raised = record?.exception && raisedText(script, record.exception);
     const why =
@@ -537,7 +539,7 @@ async function showSession(
     return;
   }
   try {
-    const opened = ranks ? await openRun(session.folder) : await openProfile(session);
+    const opened = multi ? await openRun(session.folder) : await openProfile(session);
     const { profile } = opened;
     const analysis = analyze(profile);
     const label = `${path.basename(script)} · ${new Date().toLocaleTimeString()}`;

@@ -11,6 +11,7 @@ import { readSites } from '../../extension/import/sites';
 import { openProfile } from '../../extension/capture/open';
 import { readSessionFile } from '../../extension/capture/session';
 import { launch, PYTHON, readJson, requirePython, SCRIPTS, tempDir } from '../helpers/agent';
+import { ROOT } from '../helpers/paths';
 
 beforeAll(() => requirePython());
 
@@ -29,13 +30,22 @@ describe('capture agent: running the script', () => {
     expect(seen.cwd).toBe(cwd);
     expect(seen.name).toBe('__main__');
     expect(seen.flagos_trace).toBe('1');
-    expect(seen.pythonpath).toBeNull();
+    // Only the boot folder through which the script's own child processes (DataLoader workers) are profiled;
+    // FLAGPROF_CHILDREN_OFF=1 leaves PYTHONPATH exactly the user's (below).
+    expect(seen.pythonpath).toBe(
+      path.join(ROOT, 'native', 'agent', 'python', 'flagprof_agent', 'ranks_boot'),
+    );
     expect(seen.sum).toBe(4);
     const session = readJson(path.join(dir, 'session.json'));
     expect(session.exitCode).toBe(0);
     expect(session.status).toBe('completed');
     expect((session.torch as { version: string }).version).toMatch(/^2\./);
     expect((session.python as { executable: string }).executable).toBe(PYTHON);
+    const alone = await launch('echo_args.py', {
+      cwd,
+      env: { ...process.env, PYTHONPATH: '', FLAGPROF_CHILDREN_OFF: '1' },
+    });
+    expect(JSON.parse(alone.stdout.trim().split('\n').pop() ?? '{}').pythonpath).toBeNull();
   });
 
   it('an exception mid-run: the traceback as Python prints it, exit 1, the trace kept', async () => {

@@ -25,6 +25,7 @@ from . import launch
 from . import schedule as step_schedule
 from .progress import Progress
 from .runner import Terminated, exception_record, prepare_interpreter, print_exception, run_script
+from . import children
 from .segments import SegmentWriter
 from .window import CaptureWindow
 
@@ -354,9 +355,11 @@ class Run:
         self.launcher = launcher
         self.script_started = None
         self.finished = False
+        # A child the script forks returns through the same frames: its end is not the run's (children.py).
+        self.pid = os.getpid()
 
     def finish(self, code, status, error):
-        if self.finished:
+        if self.finished or os.getpid() != self.pid:
             return code
         self.finished = True
         # Finishing must survive the cancel sequence's next signals: the launcher waits while progress arrives.
@@ -556,6 +559,10 @@ def main(argv=None):
         window.on_device_backend = lambda name: _torch_ids_through_adaptor(torch, name, window, session)
     run = Run(options, directory, session, progress, window, writer, torch, mode, reason, launcher)
     prepare_interpreter(options.script, options.args, options.module)
+    if activities and os.environ.get("FLAGPROF_CHILDREN_OFF") != "1":
+        # DataLoader workers, multiprocessing children, Python subprocesses: each into a part of this session (after
+        # prepare_interpreter, which gives the script the PYTHONPATH it was launched with).
+        children.follow(directory, script, window, options, activities)
     session.record["status"] = "running"
     session.write_quietly()
     progress.emit("running", profiling=False)

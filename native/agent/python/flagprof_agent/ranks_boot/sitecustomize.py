@@ -1,6 +1,7 @@
-"""Imported at start-up by the interpreters of a profiled torchrun job (see flagprof_agent/launch.py): a worker
-that runs the profiled script runs it under the agent, here, and ends with its exit code; any other process goes
-on to the environment's own sitecustomize, if there is one."""
+"""Imported at start-up by the interpreters a profiled run starts (see flagprof_agent/launch.py and children.py): a
+torchrun worker that runs the profiled script runs it under the agent, here, and ends with its exit code; a child
+process of a profiled script is profiled from its import of torch; every process then goes on to the environment's
+own sitecustomize, if there is one."""
 
 import json
 import os
@@ -48,17 +49,38 @@ def _chain():
 
     saved = list(sys.path)
     sys.path[:] = [p for p in sys.path if os.path.abspath(p or ".") != _HERE]
-    del sys.modules[__name__]
+    own = sys.modules.pop(__name__)
     try:
         importlib.import_module("sitecustomize")
     except ImportError:
-        pass
+        # None to chain to: the import system expects to find this module where it put it.
+        sys.modules[__name__] = own
     finally:
         sys.path[:] = saved
+
+
+def _follow_child():
+    """A child of a profiled script (multiprocessing's spawn, a subprocess of Python): profiled once it imports
+    torch, by the agent's children.py."""
+    try:
+        config = json.loads(os.environ.get("FLAGPROF_CHILDREN") or "null")
+    except ValueError:
+        return
+    if not isinstance(config, dict) or not config.get("agent") or not config.get("session"):
+        return
+    sys.path.insert(0, config["agent"])
+    try:
+        from flagprof_agent import children
+    except ImportError:
+        return
+    finally:
+        sys.path.remove(config["agent"])
+    children.start_spawned(config)
 
 
 _found = _config()
 if _found is not None:
     _run_worker(_found)
 else:
+    _follow_child()
     _chain()

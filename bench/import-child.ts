@@ -8,6 +8,21 @@ import { importTrace } from '../extension/import/kineto';
 import { analyze } from '../extension/analysis/analyze';
 import { Profile, SliceKind } from '../extension/model/profile';
 
+/**
+ * This process's own peak RSS: VmHWM from /proc/self/status. resourceUsage().maxRSS is not: a child starts with its
+ * parent's high-water mark (getrusage's ru_maxrss survives exec), so a small job under a big parent reads the
+ * parent's figure. Where /proc is absent, maxRSS is the best there is.
+ */
+function peakRssMB(): number {
+  try {
+    const hwm = /^VmHWM:\s+(\d+)\s+kB/m.exec(readFileSync('/proc/self/status', 'utf8'));
+    if (hwm) return Math.round(Number(hwm[1]) / 1024);
+  } catch {
+    // not Linux
+  }
+  return Math.round(process.resourceUsage().maxRSS / 1024);
+}
+
 async function main(): Promise<void> {
   const [mode, file] = process.argv.slice(2);
   const t0 = performance.now();
@@ -39,7 +54,7 @@ async function main(): Promise<void> {
     result.error = String((error as Error).message ?? error).slice(0, 120);
   }
   result.ms = Math.round(performance.now() - t0);
-  result.maxRssMB = Math.round(process.resourceUsage().maxRSS / 1024);
+  result.maxRssMB = peakRssMB();
   process.stdout.write(`${JSON.stringify(result)}\n`);
 }
 

@@ -121,6 +121,23 @@ export interface TimelineHeader {
    * the editor leaves them out of the message that opens the timeline; a standalone report keeps them inline.
    */
   argsOnRequest?: boolean;
+  /**
+   * The first part of a run of several processes, shown while the others are read: what is still to come, in the
+   * user's words ("7 more ranks opening…"). The whole run's payload follows and replaces it.
+   */
+  partial?: string;
+  /**
+   * When the user asked for this profile (epoch ms on the host's clock: the command, the click, the tab opened) and
+   * the host's steps since, so that the first frame is counted from the user's action, not the data's arrival.
+   */
+  opened?: TimelineOpened;
+}
+
+export interface TimelineOpened {
+  atMs: number;
+  /** Reading the trace (import) and linking and attribution (analysis), in ms, where this open did them. */
+  readMs?: number;
+  analysisMs?: number;
 }
 
 /**
@@ -335,7 +352,8 @@ export type HostToWebview =
    * The profile: packTimeline's bytes, or those gzip-compressed (the editor's: compressTimelineBuffer; told by
    * gzip's magic). `select` (a slice index) is selected and revealed once drawn.
    */
-  | { type: 'init'; payload: ArrayBuffer; select?: number }
+  /** sentAtMs: the host's clock (epoch ms) when it posted the payload, for the first frame's account. */
+  | { type: 'init'; payload: ArrayBuffer; select?: number; sentAtMs?: number }
   /** Work in progress before the profile can be shown (importing, analysing). */
   | { type: 'progress'; title: string; message: string }
   /** The profile cannot be shown: one line, naming the file. */

@@ -12,6 +12,7 @@ import '@vscode-elements/elements/dist/vscode-tab-panel/index.js';
 import './timeline.css';
 import { visibleText } from '../extension/shared/text';
 import { unpackTimeline, type HostToWebview, type TimelineSite } from '../extension/protocol';
+import { firstFrameAccount, type Arrival } from './firstFrame';
 import { renderDetails, renderRange, type DetailsActions } from './details';
 import { el } from './dom';
 import { formatDuration } from '../extension/shared/format';
@@ -30,6 +31,8 @@ export interface TimelineAutomation {
   model: TimelineModel;
   /** ms from the data arriving in the page to the end of the first frame. */
   firstFrameMs: number;
+  /** ms from the user's action (the command, the click, opening the page) to the end of the first frame. */
+  sinceOpenedMs?: number;
   /** Resolves once every level of detail is built (in idle time after the first frame). */
   levelsReady: Promise<number>;
   select(slice: number): void;
@@ -99,9 +102,10 @@ class TimelineApp {
         // The editor sends the payload gzip-compressed (compressTimelineBuffer): inflated natively, the latest
         // init winning over one still being inflated.
         const init = ++this.inits;
+        const arrival = { atMs: Date.now(), sentAtMs: message.sentAtMs };
         void inflated(message.payload).then(
           (buffer) => {
-            if (init === this.inits) this.load(buffer, message.select);
+            if (init === this.inits) this.load(buffer, message.select, arrival);
           },
           (error: unknown) =>
             this.showMessage('The profile could not be read', (error as Error).message, true),
@@ -135,14 +139,16 @@ class TimelineApp {
   }
 
   /** Shows a profile: the page's parts, the timeline's first frame, then the rest of the work in idle time. */
-  load(buffer: ArrayBuffer, select?: number): void {
+  load(buffer: ArrayBuffer, select?: number, arrival?: Arrival): void {
     const arrived = performance.now();
     const model = this.unpack(buffer);
     if (!model) return;
+    // After a run's first part, the whole run starts afresh: its clock's zero and its slices are the whole run's.
+    const afterPart = this.model?.header.partial !== undefined;
     this.model = model;
     this.source = model.header.source;
     document.title = `${visibleText(model.header.title)} — FlagOS Profiler`;
-    const saved = restoredView(this.host.getState(), this.source, model.sliceCount);
+    const saved = restoredView(afterPart ? undefined : this.host.getState(), this.source, model.sliceCount);
     // Before the rows are laid out: the lanes differ with the profiler's frames shown.
     model.showProfilerFrames(saved.profilerFramesShown);
     const search = new SearchBar(model, () => this.view);
@@ -176,7 +182,14 @@ class TimelineApp {
         this.showAllFlows(all);
       },
     };
-    this.setStatus(`First frame in ${firstFrameMs.toFixed(0)} ms`);
+    const parts = model.header.tracks.length > 0 ? model.header.tracks[0].processName : '';
+    const account = firstFrameAccount(model.header.opened, arrival, firstFrameMs, Date.now());
+    window.flagprofTimeline.sinceOpenedMs = account.sinceOpenedMs;
+    this.setStatus(
+      model.header.partial
+        ? `${visibleText(parts)} shown · ${visibleText(model.header.partial)}`
+        : account.text,
+    );
     this.saveState();
     new MutationObserver(() => view.refreshTheme()).observe(document.body, {
       attributes: true,

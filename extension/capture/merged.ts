@@ -19,31 +19,51 @@ import {
   type OpenedRank,
 } from './ranks';
 
+/**
+ * What opening a run may also do: show its first part (rank 0, or the main process) as soon as it is open, while
+ * the others are read. `remaining` counts the parts still to come.
+ */
+export interface RunOptions extends OpenOptions {
+  onFirstPart?: (first: OpenedProfile, remaining: number) => void | Promise<void>;
+}
+
 /** Opens TARGET; a run of several processes comes back merged, with metadata.parts naming them. */
-export async function openRun(target: string, options: OpenOptions = {}): Promise<OpenedProfile> {
+export async function openRun(target: string, options: RunOptions = {}): Promise<OpenedProfile> {
   const source = locateProfile(target);
-  if (source.kind !== 'session') return openProfile(source, options);
+  const { onFirstPart, ...open } = options;
+  if (source.kind !== 'session') return openProfile(source, open);
+  const first = async (part: OpenedRank, index: number, total: number): Promise<void> => {
+    if (index === 0 && total > 1 && part.opened && onFirstPart)
+      await onFirstPart(mergedRun(source.folder, [part], source), total - 1);
+  };
   if (!source.tracePath && rankFolders(source.folder).length > 0) {
     // Each rank, followed by its own child processes.
     const parts: OpenedRank[] = [];
-    for (const rank of await openRanks(source.folder))
-      parts.push(rank, ...(await openChildren(rank.folder, `Rank ${rank.rank}`)));
+    for (const rank of await openRanks(source.folder, { ...open, onOpened: first }))
+      parts.push(rank, ...(await openChildren(rank.folder, `Rank ${rank.rank}`, open)));
     return mergedRun(source.folder, parts, source);
   }
-  if (source.tracePath && childFolders(source.folder).length > 0) {
+  const children = source.tracePath ? childFolders(source.folder) : [];
+  if (children.length > 0) {
     // One process and the children it started (DataLoader workers, multiprocessing): the main process first.
-    const main = await openProfile(source, options);
-    const parts: OpenedRank[] = [
-      { rank: '0', folder: source.folder, opened: main, child: { label: 'Main process', pid: '' } },
-      ...(await openChildren(source.folder, undefined)),
-    ];
-    return mergedRun(source.folder, parts, source);
+    const main: OpenedRank = {
+      rank: '0',
+      folder: source.folder,
+      opened: await openProfile(source, open),
+      child: { label: 'Main process', pid: '' },
+    };
+    await first(main, 0, children.length + 1);
+    return mergedRun(source.folder, [main, ...(await openChildren(source.folder, undefined, open))], source);
   }
   // A folder that is no session of ours, with several traces: the ranks of one run (param's, HTA's and the
   // TensorBoard plugin's sets); one trace alone opens as that trace.
   if (!source.session && rankTraceFiles(source.folder).length > 1)
-    return mergedRun(source.folder, await openRankTraces(source.folder), source);
-  return openProfile(source, options);
+    return mergedRun(
+      source.folder,
+      await openRankTraces(source.folder, { ...open, onOpened: first }),
+      source,
+    );
+  return openProfile(source, open);
 }
 
 /**

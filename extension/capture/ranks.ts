@@ -10,7 +10,8 @@ import { analyze } from '../analysis/analyze';
 import { rankCollectives, type RankCollectives } from '../analysis/collectives';
 import { buildSummary, type SummaryJson } from '../analysis/summary';
 import { ImportError } from '../import/errors';
-import { locateSession, openProfile, type OpenedProfile } from './open';
+import { ImportCancelled } from '../import/kineto';
+import { locateSession, openProfile, type OpenedProfile, type OpenOptions } from './open';
 import { SESSION_FILES } from './session';
 
 export const RANKS_FOLDER = 'ranks';
@@ -64,37 +65,68 @@ export function childFolders(folder: string): RankPart[] {
  * ("DataLoader worker 0", "SpawnPoolWorker-1") with its pid. One that cannot be opened (killed while it started,
  * before it wrote anything) says why; the others still open.
  */
-export async function openChildren(folder: string, of: string | undefined): Promise<OpenedRank[]> {
+export async function openChildren(
+  folder: string,
+  of: string | undefined,
+  options: OpenOptions = {},
+): Promise<OpenedRank[]> {
   const opened: OpenedRank[] = [];
   for (const part of childFolders(folder)) {
+    if (options.signal?.aborted) throw new ImportCancelled(folder);
     const source = locateSession(part.folder);
     const process = (source.session?.document as { process?: { label?: unknown } } | undefined)?.process;
     const named = typeof process?.label === 'string' && process.label ? process.label : 'child process';
     const label = `${of ? `${of} · ` : ''}${named} · pid ${part.rank}`;
     const child = { label, pid: part.rank };
     try {
-      opened.push({ ...part, child, opened: await openProfile(source) });
+      opened.push({ ...part, child, opened: await openProfile(source, { signal: options.signal }) });
     } catch (error) {
-      if (!(error instanceof ImportError)) throw error;
-      opened.push({ ...part, child, problem: error.message });
+      opened.push({ ...part, child, problem: partProblem(error) });
     }
   }
   return opened;
 }
 
+/**
+ * How the parts of a run are opened: the run's Cancel stops at the part being read, its progress is the share of
+ * the parts read, and `onOpened` hears of each part as soon as it is open (the editor shows the first one while
+ * the others are read).
+ */
+export interface PartsOptions extends OpenOptions {
+  onOpened?: (part: OpenedRank, index: number, total: number) => void | Promise<void>;
+}
+
+/** Part INDEX of TOTAL's own options: the same Cancel, its share of the whole run's progress. */
+function partOptions(options: PartsOptions, index: number, total: number): OpenOptions {
+  const { onProgress, signal } = options;
+  return {
+    signal,
+    onProgress: onProgress && ((fraction: number) => onProgress((index + fraction) / total)),
+  };
+}
+
+/** A part that failed to open is reported as such; a Cancel is the whole run's and goes on up. */
+function partProblem(error: unknown): string {
+  if (!(error instanceof ImportError) || error instanceof ImportCancelled) throw error;
+  return error.message;
+}
+
 /** Every rank's part, opened; a part that cannot be opened says why and the others still open. */
-export async function openRanks(folder: string): Promise<OpenedRank[]> {
+export async function openRanks(folder: string, options: PartsOptions = {}): Promise<OpenedRank[]> {
   const parts = rankFolders(folder);
   if (parts.length === 0)
     throw new ImportError(folder, undefined, `not a multi-process session (no ${RANKS_FOLDER}/ parts)`);
   const opened: OpenedRank[] = [];
-  for (const part of parts) {
+  for (const [index, part] of parts.entries()) {
+    let rank: OpenedRank;
     try {
-      opened.push({ ...part, opened: await openProfile(locateSession(part.folder)) });
+      const own = partOptions(options, index, parts.length);
+      rank = { ...part, opened: await openProfile(locateSession(part.folder), own) };
     } catch (error) {
-      if (!(error instanceof ImportError)) throw error;
-      opened.push({ ...part, problem: error.message });
+      rank = { ...part, problem: partProblem(error) };
     }
+    opened.push(rank);
+    await options.onOpened?.(rank, index, parts.length);
   }
   return opened;
 }
@@ -139,23 +171,27 @@ export function rankInFileName(file: string): number | undefined {
  * in its file name, else its place in the folder. A trace that cannot be opened says why and the others still
  * open; two traces of one rank are refused (which one would the collectives match?).
  */
-export async function openRankTraces(folder: string): Promise<OpenedRank[]> {
+export async function openRankTraces(folder: string, options: PartsOptions = {}): Promise<OpenedRank[]> {
   const files = rankTraceFiles(folder);
   if (files.length === 0)
     throw new ImportError(folder, undefined, 'no Kineto traces (*.json, *.json.gz) in this folder');
   const opened: { file: string; opened?: OpenedProfile; problem?: string }[] = [];
-  for (const file of files) {
-    try {
-      opened.push({ file, opened: await openProfile(file) });
-    } catch (error) {
-      if (!(error instanceof ImportError)) throw error;
-      opened.push({ file, problem: error.message });
-    }
-  }
   const traceRank = (o: (typeof opened)[number]): number | undefined => {
     const rank = (o.opened?.profile.metadata.distributedInfo as { rank?: unknown } | undefined)?.rank;
     return typeof rank === 'number' && Number.isInteger(rank) ? rank : undefined;
   };
+  for (const [index, file] of files.entries()) {
+    let part: (typeof opened)[number];
+    try {
+      part = { file, opened: await openProfile(file, partOptions(options, index, files.length)) };
+    } catch (error) {
+      part = { file, problem: partProblem(error) };
+    }
+    opened.push(part);
+    // Its rank as far as it alone tells (the folder's numbering is settled once every trace is read).
+    const rank = String(traceRank(part) ?? rankInFileName(file) ?? index);
+    await options.onOpened?.({ rank, folder: file, ...part }, index, files.length);
+  }
   const fromTrace = opened.map(traceRank);
   const fromName = opened.map((o) => rankInFileName(o.file));
   const distinct = (ranks: (number | undefined)[]): boolean =>

@@ -161,8 +161,14 @@ export function sealSession(dir: string, end?: RunEnd): SealResult {
     record.notes = notes;
   }
   const temporary = `${sessionFile}.tmp`;
-  writeFileSync(temporary, `${JSON.stringify(record, null, 2)}\n`);
-  renameSync(temporary, sessionFile);
+  try {
+    writeFileSync(temporary, `${JSON.stringify(record, null, 2)}\n`);
+    renameSync(temporary, sessionFile);
+  } catch (error) {
+    // A full disk cuts the write short: no half-written file is left beside the session.json that stays.
+    rmSync(temporary, { force: true });
+    throw error;
+  }
   return { sealed, segments, removed, note };
 }
 

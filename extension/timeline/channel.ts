@@ -120,7 +120,10 @@ export class TimelineChannel {
         break;
       case 'profile':
         // Once shown, the selection lives in the webview's own state: a later reload restores that instead.
-        this.send({ type: 'init', payload: content.payload, select: this.select }, this.select);
+        this.send(
+          { type: 'init', payload: content.payload, select: this.select, sentAtMs: Date.now() },
+          this.select,
+        );
         break;
     }
   }

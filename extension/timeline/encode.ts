@@ -16,6 +16,7 @@ import {
   type TimelineColumns,
   type TimelineCounterTrack,
   type TimelinePayload,
+  type TimelineOpened,
   type TimelineTrack,
 } from '../protocol';
 import {
@@ -34,6 +35,10 @@ export interface EncodeOptions {
   source?: string;
   /** Leave the args texts out; the webview asks for a slice's when it shows them (header.argsOnRequest). */
   argsOnRequest?: boolean;
+  /** A run's first part, shown while the rest is read (header.partial): what is still to come. */
+  partial?: string;
+  /** When the user asked for it and the host's steps so far (header.opened). */
+  opened?: TimelineOpened;
 }
 
 function numericOrText(a: string, b: string): number {
@@ -116,6 +121,8 @@ export function encodeTimeline(
       counters: counters.counters,
       linking: `${analysis.externalIdTrusted ? 'External id' : 'enclosure'}: ${analysis.trustReason}`,
       ...(onRequest ? { argsOnRequest: true } : {}),
+      ...(options.partial ? { partial: options.partial } : {}),
+      ...(options.opened ? { opened: options.opened } : {}),
     },
     columns,
   };

@@ -4,7 +4,7 @@
  */
 import path from 'node:path';
 import * as vscode from 'vscode';
-import { openRun } from '../capture/merged';
+import { openRun, type RunOptions } from '../capture/merged';
 import type { OpenedProfile } from '../capture/open';
 import { ImportCancelled } from '../import/kineto';
 
@@ -12,6 +12,7 @@ import { ImportCancelled } from '../import/kineto';
 export async function openWithProgress(
   source: string,
   label = path.basename(source),
+  onFirstPart?: RunOptions['onFirstPart'],
 ): Promise<OpenedProfile | undefined> {
   const controller = new AbortController();
   try {
@@ -27,6 +28,7 @@ export async function openWithProgress(
         // A run of several processes opens whole: every rank on one timeline.
         return openRun(source, {
           signal: controller.signal,
+          onFirstPart,
           onProgress: (fraction) => {
             const percent = Math.round(fraction * 100);
             progress.report({ increment: percent - shown, message: `${percent}% read` });

@@ -14,7 +14,13 @@ import { openWithProgress } from './openProgress';
 import { readSessionFile, sessionOfFile } from '../capture/session';
 import { UserError } from '../import/errors';
 import type { Profile } from '../model/profile';
-import { isWebviewToHost, type HostToWebview, type TimelineViewState, type WebviewToHost } from '../protocol';
+import {
+  isWebviewToHost,
+  type HostToWebview,
+  type TimelineOpened,
+  type TimelineViewState,
+  type WebviewToHost,
+} from '../protocol';
 import { memoryBudgetProblem } from '../timeline/budget';
 import { TimelineChannel } from '../timeline/channel';
 import { compressTimelineBuffer, encodeTimelineBuffer } from '../timeline/encode';
@@ -32,6 +38,10 @@ export interface ShowTimelineOptions {
   /** What to re-open after a reload (a trace file or session folder); defaults to profile.path. */
   source?: string;
   viewColumn?: vscode.ViewColumn;
+  /** The run's first part, shown while its other parts are read: what is still to come (header.partial). */
+  partial?: string;
+  /** When the user asked for it, and how long reading and analysing took (the first frame counts from then). */
+  opened?: TimelineOpened;
 }
 
 function webviewHtml(webview: vscode.Webview, extensionUri: vscode.Uri, title: string): string {
@@ -56,15 +66,25 @@ export function titleOf(source: string): string {
   }
 }
 
+interface Loaded {
+  profile: Profile;
+  analysis: Analysis;
+  readMs: number;
+  analysisMs: number;
+}
+
 /** Imports and analyses a trace or session folder; refuses up front what cannot fit in memory. */
-async function loadProfile(source: string): Promise<{ profile: Profile; analysis: Analysis }> {
+async function loadProfile(source: string): Promise<Loaded> {
   if (existsSync(source) && statSync(source).isFile()) {
     const problem = memoryBudgetProblem(source);
     if (problem) throw new UserError(problem);
   }
+  const started = performance.now();
   const opened = await openWithProgress(source);
   if (!opened) throw new UserError(`opening ${path.basename(source)} was cancelled`);
-  return { profile: opened.profile, analysis: analyze(opened.profile) };
+  const read = performance.now();
+  const analysis = analyze(opened.profile);
+  return { profile: opened.profile, analysis, readMs: read - started, analysisMs: performance.now() - read };
 }
 
 function oneLine(error: unknown): string {
@@ -73,9 +93,9 @@ function oneLine(error: unknown): string {
 }
 
 /** Profiles being loaded, by source: a panel restored while the same trace loads for another waits for that load. */
-const loading = new Map<string, Promise<{ profile: Profile; analysis: Analysis }>>();
+const loading = new Map<string, Promise<Loaded>>();
 
-function loadShared(source: string): Promise<{ profile: Profile; analysis: Analysis }> {
+function loadShared(source: string): Promise<Loaded> {
   const key = keyOf(source);
   const running = loading.get(key);
   if (running) return running;
@@ -93,6 +113,8 @@ class TimelinePanel {
   private readonly disposables: vscode.Disposable[] = [];
   /** The profile shown, for the args the webview asks for (the payload leaves them out). */
   private profile: Profile | undefined;
+  /** It shows a run's first part, whose whole run comes next. */
+  wasPartial = false;
 
   constructor(
     readonly panel: vscode.WebviewPanel,
@@ -124,9 +146,16 @@ class TimelinePanel {
     if (!this.channel.isDisposed) void this.panel.webview.postMessage(message);
   }
 
-  show(profile: Profile, analysis: Analysis, select?: number): void {
+  show(
+    profile: Profile,
+    analysis: Analysis,
+    options: Pick<ShowTimelineOptions, 'select' | 'partial' | 'opened'> = {},
+  ): void {
     if (this.channel.isDisposed) return;
-    this.channel.showProfile(this.encode(profile, analysis), select);
+    const { select, partial } = options;
+    // Shown now, for a profile already at hand: its first frame counts from here.
+    const opened = options.opened ?? { atMs: Date.now() };
+    this.channel.showProfile(this.encode(profile, analysis, partial, opened), select);
     this.remember(select);
   }
 
@@ -138,13 +167,20 @@ class TimelinePanel {
     if (this.restorable) records?.remember(this.source, this.panel.title, select);
   }
 
-  private encode(profile: Profile, analysis: Analysis): ArrayBuffer {
+  private encode(
+    profile: Profile,
+    analysis: Analysis,
+    partial: string | undefined,
+    opened: TimelineOpened,
+  ): ArrayBuffer {
     this.profile = profile;
     return compressTimelineBuffer(
       encodeTimelineBuffer(profile, analysis, {
         argsOnRequest: true,
         source: this.source,
         title: this.restorable ? this.panel.title : path.basename(this.source),
+        partial,
+        opened,
       }),
     );
   }
@@ -159,10 +195,12 @@ class TimelinePanel {
     this.panel.title = this.restorable ? titleOf(source) : path.basename(source);
     this.remember(select);
     const ticket = this.channel.beginLoad('Opening profile…', source);
+    const atMs = Date.now();
     try {
-      const { profile, analysis } = await loadShared(source);
+      const { profile, analysis, readMs, analysisMs } = await loadShared(source);
       if (!this.channel.isCurrent(ticket)) return false;
-      return this.channel.finishLoad(ticket, this.encode(profile, analysis), select);
+      const payload = this.encode(profile, analysis, undefined, { atMs, readMs, analysisMs });
+      return this.channel.finishLoad(ticket, payload, select);
     } catch (error) {
       this.channel.failLoad(ticket, `Cannot show ${path.basename(source)}`, oneLine(error));
       return false;
@@ -282,12 +320,15 @@ export function showTimeline(
   const source = options.source ?? profile.path;
   const existing = panels.get(keyOf(source));
   if (existing) {
-    existing.show(profile, analysis, options.select);
-    existing.panel.reveal(options.viewColumn);
+    existing.show(profile, analysis, options);
+    // The whole run replacing its first part stays where the user is: only a new profile brings the tab forward.
+    if (!options.partial && !existing.wasPartial) existing.panel.reveal(options.viewColumn);
+    existing.wasPartial = options.partial !== undefined;
     return existing.panel;
   }
   const panel = createPanel(context, source, options.viewColumn);
-  panel.show(profile, analysis, options.select);
+  panel.show(profile, analysis, options);
+  panel.wasPartial = options.partial !== undefined;
   return panel.panel;
 }
 

@@ -6,6 +6,8 @@
 import * as path from 'node:path';
 import * as vscode from 'vscode';
 import { analyze } from '../analysis/analyze';
+import type { Analysis } from '../analysis/types';
+import type { OpenedProfile } from '../capture/open';
 import { openWithProgress } from './openProgress';
 import { setActiveProfile } from './editorAnnotations';
 import { showTimeline } from './timeline';
@@ -53,16 +55,50 @@ export async function openTrace(
   label = path.basename(source),
 ): Promise<void> {
   try {
-    const opened = await openWithProgress(source, label);
-    if (!opened) return; // cancelled: nothing half-shown
+    // A run of several processes shows its first part (rank 0, the main process) while the others are read.
+    // The first frame is counted from here: the user has picked what to open.
+    const atMs = Date.now();
+    const started = performance.now();
+    let shown: { first: OpenedProfile; analysis: Analysis; remaining: number } | undefined;
+    const opened = await openWithProgress(source, label, (first, remaining) => {
+      const read = performance.now();
+      shown = { first, analysis: analyze(first.profile), remaining };
+      showTimeline(context, first.profile, shown.analysis, {
+        source,
+        partial: stillToCome(first, remaining),
+        opened: { atMs, readMs: read - started, analysisMs: performance.now() - read },
+      });
+    });
+    if (!opened) {
+      // Cancelled: a first part already on screen stays, saying that the rest was not read.
+      if (shown)
+        showTimeline(context, shown.first.profile, shown.analysis, {
+          source,
+          partial: `cancelled: the other ${shown.remaining} not read`,
+        });
+      return;
+    }
     const { profile } = opened;
+    const read = performance.now();
     const analysis = analyze(profile);
+    const analysisMs = performance.now() - read;
     setActiveProfile(profile, analysis, label);
-    showTimeline(context, profile, analysis, { source });
+    showTimeline(context, profile, analysis, {
+      source,
+      opened: { atMs, readMs: read - started, analysisMs },
+    });
     if (profile.warnings.length > 0) {
       void vscode.window.showWarningMessage(`${label}: ${profile.warnings[0].message}`);
     }
   } catch (error) {
     void vscode.window.showErrorMessage(`FlagOS: ${(error as Error).message}`);
   }
+}
+
+/** "7 more ranks opening…", "2 more processes opening…": what the first part's timeline says is still coming. */
+function stillToCome(first: OpenedProfile, remaining: number): string {
+  const parts = first.profile.metadata.parts as { label: string }[] | undefined;
+  const isRank = parts?.[0]?.label.startsWith('Rank ') ?? false;
+  const what = isRank ? (remaining === 1 ? 'rank' : 'ranks') : remaining === 1 ? 'process' : 'processes';
+  return `${remaining} more ${what} opening…`;
 }

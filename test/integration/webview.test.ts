@@ -7,6 +7,7 @@ import * as path from 'node:path';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { analyze } from '../../extension/analysis/analyze';
+import { openRun } from '../../extension/capture/merged';
 import { reindex } from '../../extension/import/finish';
 import { importTrace } from '../../extension/import/kineto';
 import { Profile, SliceKind } from '../../extension/model/profile';
@@ -255,6 +256,61 @@ describe('a gzip-compressed payload (as the editor sends it)', () => {
         .poll(() => page.evaluate(() => window.flagprofTimeline!.model.sliceCount))
         .toBe(other.slices.length);
       expect(await page.title()).toContain('second');
+    } finally {
+      await page.close();
+    }
+  });
+});
+
+describe("a run's first part, shown while its other parts are read", () => {
+  it('says what is still to come; the whole run then replaces it with a fresh view', async () => {
+    const firsts: { profile: Profile; remaining: number }[] = [];
+    const opened = await openRun(path.join(TRACES, 'param_dlrm_v100x8'), {
+      onFirstPart: (part, remaining) => {
+        firsts.push({ profile: part.profile, remaining });
+      },
+    });
+    expect(firsts.map((f) => f.remaining)).toEqual([7]);
+    const part = firsts[0].profile;
+    const partial = packTimeline(
+      encodeTimeline(part, analyze(part), {
+        title: 'ranks',
+        source: 'ranks',
+        partial: '7 more ranks opening…',
+      }),
+    );
+    const whole = compressTimelineBuffer(
+      packTimeline(
+        encodeTimeline(opened.profile, analyze(opened.profile), { title: 'ranks', source: 'ranks' }),
+      ),
+    );
+    const page = await openReport(
+      browser,
+      buildReportHtml(partial, 'first-part', bundle),
+      'webview-first-part',
+    );
+    try {
+      const status = page.locator('.status');
+      await expect.poll(() => status.innerText()).toBe('Rank 0 shown · 7 more ranks opening…');
+      expect(await page.evaluate(() => window.flagprofTimeline!.model.sliceCount)).toBe(part.slices.length);
+      // The user zooms into rank 0 meanwhile: the whole run, on its own clock, opens fitted instead.
+      await page.evaluate(() => {
+        const { view, model } = window.flagprofTimeline!;
+        view.setView(model.header.startNs, model.header.startNs + 1000, 0);
+      });
+      await page.evaluate(
+        (bytes) => window.postMessage({ type: 'init', payload: new Uint8Array(bytes).buffer }, '*'),
+        Array.from(new Uint8Array(whole)),
+      );
+      await expect
+        .poll(() => page.evaluate(() => window.flagprofTimeline!.model.sliceCount))
+        .toBe(opened.profile.slices.length);
+      expect(await status.innerText()).toMatch(/^First frame in \d+ ms$/);
+      const span = await page.evaluate(() => {
+        const { view } = window.flagprofTimeline!;
+        return view.viewEnd - view.viewStart;
+      });
+      expect(span).toBeGreaterThan(1000);
     } finally {
       await page.close();
     }

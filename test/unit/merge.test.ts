@@ -10,7 +10,7 @@ import { analyzeSteps } from '../../extension/analysis/steps';
 import type { Analysis } from '../../extension/analysis/types';
 import { openRun } from '../../extension/capture/merged';
 import { openRankTraces } from '../../extension/capture/ranks';
-import { importTrace } from '../../extension/import/kineto';
+import { ImportCancelled, importTrace } from '../../extension/import/kineto';
 import { mergeProfiles, partOfId } from '../../extension/import/merge';
 import type { Profile } from '../../extension/model/profile';
 import { TRACES } from '../helpers/paths';
@@ -140,5 +140,47 @@ describe('the 8-rank DLRM set opened as one run', () => {
       }
     }
     expect(both.counters?.length ?? 0).toBe(a.counters?.length ?? 0);
+  });
+});
+
+describe('opening a run part by part (the editor shows its first part while the rest is read)', () => {
+  it('hands over rank 0 alone, once, before the whole run; progress covers every part; the whole is unchanged', async () => {
+    const events: string[] = [];
+    let first: Profile | undefined;
+    const fractions: number[] = [];
+    const whole = await openRun(FOLDER, {
+      onProgress: (f) => fractions.push(f),
+      onFirstPart: (part, remaining) => {
+        events.push(`first, ${remaining} to come`);
+        first = part.profile;
+      },
+    });
+    events.push('whole');
+    expect(events).toEqual(['first, 7 to come', 'whole']);
+    expect([...new Set(first!.tracks.map((t) => t.processName))]).toEqual(['Rank 0']);
+    expect(first!.slices.length).toBe(ranks[0].profile.slices.length);
+    expect(whole.profile.slices.length).toBe(merged.slices.length);
+    // The share read rises through all eight parts to the end, never back.
+    expect(fractions.length).toBeGreaterThanOrEqual(8);
+    for (let i = 1; i < fractions.length; i++) expect(fractions[i]).toBeGreaterThanOrEqual(fractions[i - 1]);
+    expect(Math.max(...fractions)).toBeGreaterThan(0.95);
+    expect(fractions.some((f) => f > 0.2 && f < 0.8)).toBe(true);
+  });
+
+  it('a Cancel after the first part stops the run with ImportCancelled, not a part marked unreadable', async () => {
+    const controller = new AbortController();
+    await expect(
+      openRun(FOLDER, { signal: controller.signal, onFirstPart: () => controller.abort() }),
+    ).rejects.toBeInstanceOf(ImportCancelled);
+  });
+
+  it('a single trace has no first part to show', async () => {
+    let called = false;
+    await openRun(path.join(FOLDER, 'worker0_step_12.1694128201545.pt.trace.json.gz'), {
+      onFirstPart: () => {
+        called = true;
+      },
+    });
+    expect(called).toBe(false);
   });
 });

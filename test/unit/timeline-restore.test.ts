@@ -18,7 +18,12 @@ class FakeWebview {
   readonly channel = new TimelineChannel((message) => {
     this.posted++;
     if (!this.alive) return Promise.resolve(false);
-    this.received.push(message);
+    if (message.type === 'init') {
+      // Stamped with the host's clock when posted (the first frame's account): checked here, compared without.
+      const { sentAtMs, ...rest } = message;
+      expect(Math.abs((sentAtMs ?? 0) - Date.now())).toBeLessThan(5_000);
+      this.received.push(rest);
+    } else this.received.push(message);
     return Promise.resolve(true);
   });
 

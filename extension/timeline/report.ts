@@ -45,7 +45,9 @@ export function buildReportHtml(
   title: string,
   bundle: WebviewBundle = loadWebviewBundle(),
 ): string {
-  const data = gzipSync(Buffer.from(payload), { level: 6 }).toString('base64');
+  // Level 1, chosen for time: on the 56 MB owlv2 trace's 36 MB payload it is 3× faster than level 6 (about 100 ms
+  // against 320 ms here) for 3.7 MB instead of 2.9 MB, which the page inflates natively in a few milliseconds more.
+  const data = gzipSync(Buffer.from(payload), { level: 1 }).toString('base64');
   // The bundle is inlined: a literal "</script" inside it would end the element early.
   const script = bundle.script.replace(/<\/(script)/gi, '<\\/$1');
   const style = bundle.style.replace(/<\/(style)/gi, '<\\/$1');

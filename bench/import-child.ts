@@ -7,6 +7,7 @@ import { readFileSync } from 'node:fs';
 import { importTrace } from '../extension/import/kineto';
 import { analyze } from '../extension/analysis/analyze';
 import { Profile, SliceKind } from '../extension/model/profile';
+import { compressTimelineBuffer, encodeTimelineBuffer } from '../extension/timeline/encode';
 
 /**
  * This process's own peak RSS: VmHWM from /proc/self/status. resourceUsage().maxRSS is not: a child starts with its
@@ -45,6 +46,17 @@ async function main(): Promise<void> {
       profile.slices.compact();
       result.slices = profile.slices.length;
       result.modelMB = Math.round(profile.slices.byteSize() / 1e6);
+    } else if (mode === 'open') {
+      // What the extension host holds to show a trace: the model, its analysis and the webview's payload.
+      const profile = await importTrace(file);
+      const payload = compressTimelineBuffer(
+        encodeTimelineBuffer(profile, analyze(profile), { title: 'bench', argsOnRequest: true }),
+      );
+      result.slices = profile.slices.length;
+      result.payloadMB = Math.round(payload.byteLength / 1e6);
+    } else if (mode === 'baseline') {
+      // Node itself with this bundle loaded: the part of the peak that does not grow with the trace.
+      result.slices = 0;
     } else if (mode === 'analyze') {
       const profile = await importTrace(file);
       analyze(profile);

@@ -1,4 +1,4 @@
-import { statSync, writeFileSync } from 'node:fs';
+import { writeFileSync } from 'node:fs';
 import * as path from 'node:path';
 import { analyze } from '../analysis/analyze';
 import { openRun } from '../capture/merged';
@@ -27,15 +27,9 @@ export const reportCommand: CliCommand = {
     } catch (error) {
       throw new UserError((error as Error).message, 70);
     }
-    try {
-      if (statSync(target).isFile()) {
-        const problem = memoryBudgetProblem(target);
-        if (problem) throw new UserError(problem);
-      }
-    } catch (error) {
-      if (error instanceof UserError) throw error;
-      // A missing target is reported by openProfile with the usual wording.
-    }
+    // A trace, a session with its parts or a folder of rank traces; a missing target is reported by openRun.
+    const problem = memoryBudgetProblem(target);
+    if (problem) throw new UserError(problem);
     // A run of several processes (torchrun, a folder of rank traces) is one timeline, a track group per rank.
     const { profile } = await openRun(target);
     const analysis = analyze(profile);

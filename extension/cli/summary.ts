@@ -2,6 +2,7 @@ import { analyze } from '../analysis/analyze';
 import { LINE_KIND_LABELS } from '../analysis/lines';
 import { buildSummary, type MemoryJson, type StepsJson, type SummaryJson } from '../analysis/summary';
 import { openRun } from '../capture/merged';
+import { memoryBudgetProblem } from '../timeline/budget';
 import {
   openRankTraces,
   openRanks,
@@ -41,6 +42,9 @@ export const summaryCommand: CliCommand = {
     const top = parsed.values.top === undefined ? 15 : Number(parsed.values.top);
     if (!Number.isInteger(top) || top <= 0)
       throw new UserError(`--top: expected a positive integer, got '${parsed.values.top}'`);
+    // Refused before reading when it cannot fit; '-' (stdin) has no size to tell.
+    const problem = target === '-' ? undefined : memoryBudgetProblem(target);
+    if (problem) throw new UserError(problem);
     const multi = isMultiRank(target);
     if (parsed.values.ranks && !multi)
       throw new UserError(

@@ -75,10 +75,8 @@ interface Loaded {
 
 /** Imports and analyses a trace or session folder; refuses up front what cannot fit in memory. */
 async function loadProfile(source: string): Promise<Loaded> {
-  if (existsSync(source) && statSync(source).isFile()) {
-    const problem = memoryBudgetProblem(source);
-    if (problem) throw new UserError(problem);
-  }
+  const problem = memoryBudgetProblem(source, { rendererHere: rendererIsLocal() });
+  if (problem) throw new UserError(problem);
   const started = performance.now();
   const opened = await openWithProgress(source);
   if (!opened) throw new UserError(`opening ${path.basename(source)} was cancelled`);
@@ -406,4 +404,9 @@ export function registerTimeline(context: vscode.ExtensionContext): void {
     vscode.window.registerCustomEditorProvider(TRACE_EDITOR_VIEW_TYPE, provider, editorOptions),
     vscode.window.registerCustomEditorProvider(TRACE_EDITOR_ANY_VIEW_TYPE, provider, editorOptions),
   );
+}
+
+/** The webview's page runs on this machine (a desktop window, not a remote or browser one): its memory counts. */
+export function rendererIsLocal(): boolean {
+  return vscode.env.remoteName === undefined && vscode.env.uiKind === vscode.UIKind.Desktop;
 }

@@ -10,7 +10,9 @@ import type { Analysis } from '../analysis/types';
 import type { OpenedProfile } from '../capture/open';
 import { openWithProgress } from './openProgress';
 import { setActiveProfile } from './editorAnnotations';
-import { showTimeline } from './timeline';
+import { rendererIsLocal, showTimeline } from './timeline';
+import { UserError } from '../import/errors';
+import { memoryBudgetProblem } from '../timeline/budget';
 
 export function registerTraceCommands(context: vscode.ExtensionContext): void {
   context.subscriptions.push(
@@ -56,6 +58,9 @@ export async function openTrace(
 ): Promise<void> {
   try {
     // A run of several processes shows its first part (rank 0, the main process) while the others are read.
+    // Refused before any of it is read when it cannot fit (the host's and, in a desktop window, the page's share).
+    const problem = memoryBudgetProblem(source, { rendererHere: rendererIsLocal() });
+    if (problem) throw new UserError(problem);
     // The first frame is counted from here: the user has picked what to open.
     const atMs = Date.now();
     const started = performance.now();

@@ -6,7 +6,9 @@
 // same frames with level of detail off (every slice in view drawn).
 // The same synthetic profile as a session has it (under runpy's and the agent's frames, hidden) also reports
 // how long showing the profiler's frames takes: the lanes of every frame built, and the frame drawn.
-// Targets: p95 <= 16.7 ms at 1M slices; first frame within 1.5 s of the data arriving for the largest trace.
+// Targets: p95 <= 16.7 ms at 1M slices; first frame within 1.5 s of opening the largest real trace, counted from
+// the user's action as the product's status line counts it: reading and analysing it, the payload, its transfer
+// to the page and the page's first frame (the data's arrival alone is shown beside it).
 // measurePage() runs inside the page: its browser globals are declared here for the linter.
 /* global window, fetch, requestAnimationFrame */
 import { build } from 'esbuild';
@@ -86,8 +88,10 @@ async function drive(page, buffer) {
 
 function measurePage(page) {
   return page.evaluate(async (PASSES) => {
+    const asked = performance.now();
     const payload = await (await fetch('/payload')).arrayBuffer();
     const arrived = performance.now();
+    const transferMs = arrived - asked;
     window.postMessage({ type: 'init', payload }, '*', [payload]);
     while (!window.flagprofTimeline) await new Promise((r) => setTimeout(r, 5));
     const firstFrameWallMs = performance.now() - arrived;
@@ -162,6 +166,7 @@ function measurePage(page) {
     return {
       firstFrameMs,
       firstFrameWallMs,
+      transferMs,
       levelsMs,
       lod,
       naive,
@@ -193,7 +198,7 @@ const browser = await chromium.launch({ executablePath: '/usr/bin/chromium', arg
 const results = [];
 try {
   for (const scenario of scenarios) {
-    const { buffer, slices, encodeMs } = await scenario.make();
+    const { buffer, slices, encodeMs, openMs: scenarioOpenMs } = await scenario.make();
     const page = await browser.newPage({ viewport: { width: 1600, height: 1000 } });
     const r = await drive(page, buffer);
     await page.close();
@@ -203,8 +208,11 @@ try {
       slices,
       payloadMB: buffer.byteLength / 2 ** 20,
       encodeMs,
+      openMs: scenarioOpenMs,
       firstFrameMs: r.firstFrameMs,
       firstFrameWallMs: r.firstFrameWallMs,
+      // From the user's action: the host's reading, analysis and payload, the transfer, the page's first frame.
+      fromOpeningMs: scenarioOpenMs + encodeMs + r.transferMs + r.firstFrameWallMs,
       levelsMs: r.levelsMs,
       frames: r.frames,
       p50: percentile(r.lod, 0.5),
@@ -221,11 +229,11 @@ try {
 
 const f = (x, d = 1) => x.toFixed(d);
 const lines = [
-  '| profile | slices | payload MB | host encode ms | first frame ms | all LOD levels ms | frames | p50 ms | p95 ms | max ms | no-LOD p50 / p95 ms | p95 vs no-LOD | show profiler frames ms |',
-  '| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |',
+  '| profile | slices | payload MB | host read + analysis ms | host encode ms | first frame from opening ms | first frame from data ms | all LOD levels ms | frames | p50 ms | p95 ms | max ms | no-LOD p50 / p95 ms | p95 vs no-LOD | show profiler frames ms |',
+  '| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |',
   ...results.map(
     (r) =>
-      `| ${r.scenario} | ${r.slices.toLocaleString('en-US')} | ${f(r.payloadMB)} | ${f(r.encodeMs, 0)} | ${f(r.firstFrameMs, 0)} | ${f(r.levelsMs, 0)} | ${r.frames} | ${f(r.p50, 2)} | ${f(r.p95, 2)} | ${f(r.max, 1)} | ${f(r.naiveP50, 1)} / ${f(r.naiveP95, 1)} | ${f(r.p95 / r.naiveP95, 2)}x | ${r.showFramesMs === undefined ? '–' : f(r.showFramesMs, 0)} |`,
+      `| ${r.scenario} | ${r.slices.toLocaleString('en-US')} | ${f(r.payloadMB)} | ${f(r.openMs, 0)} | ${f(r.encodeMs, 0)} | ${f(r.fromOpeningMs, 0)} | ${f(r.firstFrameMs, 0)} | ${f(r.levelsMs, 0)} | ${r.frames} | ${f(r.p50, 2)} | ${f(r.p95, 2)} | ${f(r.max, 1)} | ${f(r.naiveP50, 1)} / ${f(r.naiveP95, 1)} | ${f(r.p95 / r.naiveP95, 2)}x | ${r.showFramesMs === undefined ? '–' : f(r.showFramesMs, 0)} |`,
   ),
 ];
 console.log(lines.join('\n'));
@@ -233,6 +241,6 @@ const synthetic = results[0];
 const real = results[1];
 console.log(
   `\ntargets: p95 at 1M slices ${f(synthetic.p95, 2)} ms (<= 16.7: ${synthetic.p95 <= 16.7 ? 'met' : 'NOT met'}); ` +
-    `first frame of the largest real trace ${f(real.firstFrameMs, 0)} ms after its data arrived (<= 1500: ${real.firstFrameMs <= 1500 ? 'met' : 'NOT met'})`,
+    `first frame of the largest real trace ${f(real.fromOpeningMs, 0)} ms from opening it (<= 1500: ${real.fromOpeningMs <= 1500 ? 'met' : 'NOT met'}; ${f(real.firstFrameMs, 0)} ms of it after its data arrived)`,
 );
 writeFileSync(path.join(out, 'ui-bench.json'), JSON.stringify(results, null, 1));

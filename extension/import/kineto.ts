@@ -415,6 +415,9 @@ class TraceParser {
   private readonly metadataEvents: PendingMetadata[] = [];
   private readonly beginStacks = new Map<number, number[]>();
   private bareValues = 0;
+  /** Names with unescaped quotes inside (torch 2.13's `_cupti_monitor.py(0): "segment"`), read as written. */
+  private quotedNames = 0;
+  private quotedNameExample = '';
   private reportedBare = 0;
   private readonly maxSlices: number;
   private readonly maxEvents: number;
@@ -611,6 +614,13 @@ class TraceParser {
         message:
           `${this.badDur.toLocaleString('en-US')} event(s) read with a duration of 0: their "dur" is not a ` +
           `decimal number (the first: ${this.badDurExample})`,
+      });
+    }
+    if (this.quotedNames > 0) {
+      this.profile.warnings.push({
+        message:
+          `${this.quotedNames.toLocaleString('en-US')} event name(s) hold unescaped quotes, read as written ` +
+          `(the first: ${clip(this.quotedNameExample)}; torch 2.13 writes its _cupti_monitor frame this way)`,
       });
     }
     if (this.bareValues > this.reportedBare) {
@@ -993,7 +1003,7 @@ class TraceParser {
           if (next === INCOMPLETE) return INCOMPLETE;
           this.nameId = this.profile.strings.intern(decodeText(buf, p, next));
         } else {
-          const q = scanString(buf, p, end);
+          const q = this.scanName(buf, p, end);
           if (q === INCOMPLETE) return INCOMPLETE;
           this.nameId = this.interner.intern(buf, p + 1, q);
           next = q + 1;
@@ -1019,6 +1029,32 @@ class TraceParser {
     if (p - start > this.maxValue) throw this.valueTooLong(this.base + start);
     this.emitEvent(buf);
     return p;
+  }
+
+  /**
+   * An event's "name" string. torch 2.13's profiler writes the name of a frame it made for the lazily imported
+   * torch/profiler/_cupti_monitor.py unescaped: `"name": "…_cupti_monitor.py(0): "segment"",`. No JSON parser reads
+   * such a trace; here, a quote that a JSON string would end at but that is not followed by what may follow a value
+   * in an event (`,` or `}`) is taken as part of the name, up to the quote that is. Counted and reported once.
+   */
+  private scanName(buf: Uint8Array, p: number, end: number): number {
+    let q = scanString(buf, p, end);
+    if (q === INCOMPLETE) return INCOMPLETE;
+    let after = skipWhitespace(buf, q + 1, end);
+    if (after >= end) return INCOMPLETE;
+    if (buf[after] === Ch.Comma || buf[after] === Ch.RBrace) return q;
+    const open = p;
+    for (;;) {
+      q = scanString(buf, q, end);
+      if (q === INCOMPLETE) return INCOMPLETE;
+      // A name is short: a runaway scan means the trace is broken some other way, which the caller then reports.
+      if (q - open > MAX_QUOTED * 64) return scanString(buf, open, end);
+      after = skipWhitespace(buf, q + 1, end);
+      if (after >= end) return INCOMPLETE;
+      if (buf[after] === Ch.Comma || buf[after] === Ch.RBrace) break;
+    }
+    if (this.quotedNames++ === 0) this.quotedNameExample = decodeText(buf, open + 1, q);
+    return q;
   }
 
   private stringOrToken(buf: Uint8Array, p: number, end: number): number {

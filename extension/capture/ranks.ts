@@ -39,6 +39,21 @@ export function rankFolders(folder: string): RankPart[] {
   return names.map((rank) => ({ rank, folder: path.join(ranks, rank) }));
 }
 
+/**
+ * "2 ranks", "2 child processes", "2 ranks · 4 child processes": the parts a session's timeline shows besides its
+ * main process (the Sessions view says it); '' for a run of one process.
+ */
+export function runPartsText(folder: string): string {
+  const ranks = rankFolders(folder);
+  const children =
+    childFolders(folder).length + ranks.reduce((sum, rank) => sum + childFolders(rank.folder).length, 0);
+  const counted = (count: number, one: string, many: string): string | undefined =>
+    count === 0 ? undefined : `${count} ${count === 1 ? one : many}`;
+  return [counted(ranks.length, 'rank', 'ranks'), counted(children, 'child process', 'child processes')]
+    .filter(Boolean)
+    .join(' · ');
+}
+
 export interface OpenedRank extends RankPart {
   opened?: OpenedProfile;
   /** Why the part could not be opened (a rank killed before it wrote its first segment). */

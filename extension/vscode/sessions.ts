@@ -9,6 +9,7 @@ import path from 'node:path';
 import * as vscode from 'vscode';
 import { analyze } from '../analysis/analyze';
 import { openRun } from '../capture/merged';
+import { runPartsText } from '../capture/ranks';
 import { readSessionFile, type SessionRecord } from '../capture/session';
 import { listSessions } from '../capture/sessions';
 import { setActiveProfile } from './editorAnnotations';
@@ -75,7 +76,8 @@ class SessionItem extends vscode.TreeItem {
   ) {
     super(label ?? `${path.basename(entry.script)} · ${timeText(entry.started)}`);
     const mode = entry.record?.mode?.chosen;
-    this.description = [label ? timeText(entry.started) : undefined, mode, outcomeText(entry.record)]
+    const parts = runPartsText(entry.folder);
+    this.description = [label ? timeText(entry.started) : undefined, mode, parts, outcomeText(entry.record)]
       .filter(Boolean)
       .join(' · ');
     const failed = Boolean(entry.record?.exception) || entry.record?.status === 'lost';
@@ -85,6 +87,7 @@ class SessionItem extends vscode.TreeItem {
         `**${path.basename(entry.script)}** — ${outcomeText(entry.record)}`,
         entry.record?.mode?.reason ? `mode ${mode}: ${entry.record.mode.reason}` : undefined,
         entry.record?.exception?.message,
+        parts ? `${parts}, each a track group of the timeline` : undefined,
         `${entry.origin === 'cli' ? 'command line run' : 'run from the editor'}: \`${entry.folder}\``,
       ]
         .filter(Boolean)

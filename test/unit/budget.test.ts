@@ -1,6 +1,7 @@
 /**
  * The memory guard (timeline/budget.ts): what a target opens, in decompressed bytes, and the refusal before any of
- * it is read, with the host's and (in a desktop window) the page's measured share per byte.
+ * it is read, with the host's and (in a desktop window) the page's measured share per byte; and how a session's
+ * parts are named (capture/ranks.ts runPartsText), read from the same folder layout.
  */
 import { cpSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
@@ -14,6 +15,7 @@ import {
   memoryBudgetProblem,
   RENDERER_BYTES_PER_TRACE_BYTE,
 } from '../../extension/timeline/budget';
+import { runPartsText } from '../../extension/capture/ranks';
 import { TRACES } from '../helpers/paths';
 
 const RANKS = path.join(TRACES, 'param_dlrm_v100x8');
@@ -75,5 +77,23 @@ describe('memoryBudgetProblem', () => {
     expect(memoryBudgetProblem(RANKS, { availableBytes: host + 1, rendererHere: true })).toBeDefined();
     const both = bytes * (HOST_BYTES_PER_TRACE_BYTE + RENDERER_BYTES_PER_TRACE_BYTE);
     expect(memoryBudgetProblem(RANKS, { availableBytes: both + 1, rendererHere: true })).toBeUndefined();
+  });
+});
+
+describe('runPartsText (the Sessions view)', () => {
+  it("names a session's ranks and child processes, and nothing for a run of one process", () => {
+    const session = path.join(scratch, 'parts');
+    const part = (where: string): void => {
+      mkdirSync(path.join(session, where), { recursive: true });
+      writeFileSync(path.join(session, where, 'session.json'), '{"version": 1}');
+    };
+    part('');
+    expect(runPartsText(session)).toBe('');
+    part('procs/17');
+    expect(runPartsText(session)).toBe('1 child process');
+    rmSync(path.join(session, 'procs'), { recursive: true });
+    for (const where of ['ranks/0', 'ranks/1', 'ranks/0/procs/41', 'ranks/1/procs/42', 'ranks/1/procs/43'])
+      part(where);
+    expect(runPartsText(session)).toBe('2 ranks · 3 child processes');
   });
 });

@@ -389,7 +389,10 @@ try {
     const waitStarted = Date.now();
     while (Date.now() - waitStarted < 90_000) {
       const text = await status.innerText().catch(() => '');
-      if (/^Rank 0 shown · 7 more ranks opening…$/.test(text)) sawFirstPart = true;
+      if (!sawFirstPart && /^Rank 0 shown · 7 more ranks opening…$/.test(text)) {
+        sawFirstPart = true;
+        await screenshot('ranks-first-part');
+      }
       if (text.startsWith('First frame in')) break;
       await page.waitForTimeout(50);
     }

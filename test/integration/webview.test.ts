@@ -293,6 +293,8 @@ describe("a run's first part, shown while its other parts are read", () => {
       const status = page.locator('.status');
       await expect.poll(() => status.innerText()).toBe('Rank 0 shown · 7 more ranks opening…');
       expect(await page.evaluate(() => window.flagprofTimeline!.model.sliceCount)).toBe(part.slices.length);
+      mkdirSync(ARTIFACTS, { recursive: true });
+      await page.screenshot({ path: path.join(ARTIFACTS, 'webview-first-part.png') });
       // The user zooms into rank 0 meanwhile: the whole run, on its own clock, opens fitted instead.
       await page.evaluate(() => {
         const { view, model } = window.flagprofTimeline!;

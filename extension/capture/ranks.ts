@@ -25,15 +25,19 @@ export interface RankPart {
   folder: string;
 }
 
-/** The parts of a multi-process session, rank 0 first (numbers in order, then anything else); [] for any other. */
-export function rankFolders(folder: string): RankPart[] {
-  const ranks = path.join(folder, RANKS_FOLDER);
-  let names: string[];
+/** The names of the folders in PARTS that hold a session.json (a part each); [] when PARTS is not there. */
+function sessionFolders(parts: string): string[] {
   try {
-    names = readdirSync(ranks).filter((n) => existsSync(path.join(ranks, n, SESSION_FILES.session)));
+    return readdirSync(parts).filter((n) => existsSync(path.join(parts, n, SESSION_FILES.session)));
   } catch {
     return [];
   }
+}
+
+/** The parts of a multi-process session, rank 0 first (numbers in order, then anything else); [] for any other. */
+export function rankFolders(folder: string): RankPart[] {
+  const ranks = path.join(folder, RANKS_FOLDER);
+  const names = sessionFolders(ranks);
   const numeric = (n: string): number => (/^\d+$/.test(n) ? Number(n) : Infinity);
   names.sort((a, b) => numeric(a) - numeric(b) || a.localeCompare(b));
   return names.map((rank) => ({ rank, folder: path.join(ranks, rank) }));
@@ -65,12 +69,7 @@ export interface OpenedRank extends RankPart {
 /** The child processes' parts of one process's session folder, by pid; [] for none. */
 export function childFolders(folder: string): RankPart[] {
   const procs = path.join(folder, PROCS_FOLDER);
-  let names: string[];
-  try {
-    names = readdirSync(procs).filter((n) => existsSync(path.join(procs, n, SESSION_FILES.session)));
-  } catch {
-    return [];
-  }
+  const names = sessionFolders(procs);
   names.sort((a, b) => a.localeCompare(b, 'en', { numeric: true }));
   return names.map((pid) => ({ rank: pid, folder: path.join(procs, pid) }));
 }

@@ -66,23 +66,45 @@ export function titleOf(source: string): string {
   }
 }
 
-interface Loaded {
+/** A profile read and analysed for the timeline, with how long each took (the first frame's account). */
+export interface Loaded {
   profile: Profile;
   analysis: Analysis;
   readMs: number;
   analysisMs: number;
 }
 
-/** Imports and analyses a trace or session folder; refuses up front what cannot fit in memory. */
-async function loadProfile(source: string): Promise<Loaded> {
+/**
+ * Imports (with the progress notification and Cancel) and analyses a trace, session or run folder, refusing up
+ * front what cannot fit in memory; undefined when the user cancelled. A run of several parts hands its first part,
+ * loaded likewise, to `onFirstPart` while the others are read.
+ */
+export async function loadForTimeline(
+  source: string,
+  label = path.basename(source),
+  onFirstPart?: (first: Loaded, remaining: number) => void,
+): Promise<Loaded | undefined> {
+  // The host's share and, in a desktop window, the page's.
   const problem = memoryBudgetProblem(source, { rendererHere: rendererIsLocal() });
   if (problem) throw new UserError(problem);
   const started = performance.now();
-  const opened = await openWithProgress(source);
-  if (!opened) throw new UserError(`opening ${path.basename(source)} was cancelled`);
-  const read = performance.now();
-  const analysis = analyze(opened.profile);
-  return { profile: opened.profile, analysis, readMs: read - started, analysisMs: performance.now() - read };
+  const analysed = (profile: Profile): Loaded => {
+    const read = performance.now();
+    const analysis = analyze(profile);
+    return { profile, analysis, readMs: read - started, analysisMs: performance.now() - read };
+  };
+  const opened = await openWithProgress(
+    source,
+    label,
+    onFirstPart && ((first, remaining) => onFirstPart(analysed(first.profile), remaining)),
+  );
+  return opened ? analysed(opened.profile) : undefined;
+}
+
+async function loadProfile(source: string): Promise<Loaded> {
+  const loaded = await loadForTimeline(source);
+  if (!loaded) throw new UserError(`opening ${path.basename(source)} was cancelled`);
+  return loaded;
 }
 
 function oneLine(error: unknown): string {

@@ -5,14 +5,9 @@
  */
 import * as path from 'node:path';
 import * as vscode from 'vscode';
-import { analyze } from '../analysis/analyze';
-import type { Analysis } from '../analysis/types';
-import type { OpenedProfile } from '../capture/open';
-import { openWithProgress } from './openProgress';
+import type { Profile } from '../model/profile';
 import { setActiveProfile } from './editorAnnotations';
-import { rendererIsLocal, showTimeline } from './timeline';
-import { UserError } from '../import/errors';
-import { memoryBudgetProblem } from '../timeline/budget';
+import { loadForTimeline, showTimeline, type Loaded } from './timeline';
 
 export function registerTraceCommands(context: vscode.ExtensionContext): void {
   context.subscriptions.push(
@@ -57,41 +52,31 @@ export async function openTrace(
   label = path.basename(source),
 ): Promise<void> {
   try {
-    // A run of several processes shows its first part (rank 0, the main process) while the others are read.
-    // Refused before any of it is read when it cannot fit (the host's and, in a desktop window, the page's share).
-    const problem = memoryBudgetProblem(source, { rendererHere: rendererIsLocal() });
-    if (problem) throw new UserError(problem);
     // The first frame is counted from here: the user has picked what to open.
     const atMs = Date.now();
-    const started = performance.now();
-    let shown: { first: OpenedProfile; analysis: Analysis; remaining: number } | undefined;
-    const opened = await openWithProgress(source, label, (first, remaining) => {
-      const read = performance.now();
-      shown = { first, analysis: analyze(first.profile), remaining };
-      showTimeline(context, first.profile, shown.analysis, {
+    // A run of several processes shows its first part (rank 0, the main process) while the others are read.
+    let shown: { first: Loaded; remaining: number } | undefined;
+    const loaded = await loadForTimeline(source, label, (first, remaining) => {
+      shown = { first, remaining };
+      const { profile, analysis, readMs, analysisMs } = first;
+      showTimeline(context, profile, analysis, {
         source,
-        partial: stillToCome(first, remaining),
-        opened: { atMs, readMs: read - started, analysisMs: performance.now() - read },
+        partial: stillToCome(profile, remaining),
+        opened: { atMs, readMs, analysisMs },
       });
     });
-    if (!opened) {
+    if (!loaded) {
       // Cancelled: a first part already on screen stays, saying that the rest was not read.
       if (shown)
-        showTimeline(context, shown.first.profile, shown.analysis, {
+        showTimeline(context, shown.first.profile, shown.first.analysis, {
           source,
           partial: `cancelled: the other ${shown.remaining} not read`,
         });
       return;
     }
-    const { profile } = opened;
-    const read = performance.now();
-    const analysis = analyze(profile);
-    const analysisMs = performance.now() - read;
+    const { profile, analysis, readMs, analysisMs } = loaded;
     setActiveProfile(profile, analysis, label);
-    showTimeline(context, profile, analysis, {
-      source,
-      opened: { atMs, readMs: read - started, analysisMs },
-    });
+    showTimeline(context, profile, analysis, { source, opened: { atMs, readMs, analysisMs } });
     if (profile.warnings.length > 0) {
       void vscode.window.showWarningMessage(`${label}: ${profile.warnings[0].message}`);
     }
@@ -101,8 +86,8 @@ export async function openTrace(
 }
 
 /** "7 more ranks opening…", "2 more processes opening…": what the first part's timeline says is still coming. */
-function stillToCome(first: OpenedProfile, remaining: number): string {
-  const parts = first.profile.metadata.parts as { label: string }[] | undefined;
+function stillToCome(first: Profile, remaining: number): string {
+  const parts = first.metadata.parts as { label: string }[] | undefined;
   const isRank = parts?.[0]?.label.startsWith('Rank ') ?? false;
   const what = isRank ? (remaining === 1 ? 'rank' : 'ranks') : remaining === 1 ? 'process' : 'processes';
   return `${remaining} more ${what} opening…`;

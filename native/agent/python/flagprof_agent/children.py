@@ -24,8 +24,6 @@ import types
 
 CHILDREN_ENV = "FLAGPROF_CHILDREN"
 PROCS_DIR = "procs"
-_AGENT_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-BOOT_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "ranks_boot")
 
 # (window, config) of the process whose children are profiled: the script's process, then each profiled child for
 # its own children.
@@ -36,10 +34,13 @@ _fork_hook_installed = False
 def follow(directory, script, window, options, activities):
     """Profiles the children of this process from now on into DIRECTORY/procs/<pid>/."""
     global _parent, _fork_hook_installed
+    # Here, not at the top: a spawned child imports this module at start-up and needs none of launch's imports.
+    from . import launch
+
     config = {
         "session": directory,
         "script": script,
-        "agent": _AGENT_ROOT,
+        "agent": launch.AGENT_ROOT,
         "parentPid": os.getpid(),
         "recordShapes": bool(options.record_shapes),
         "profileMemory": bool(options.profile_memory),
@@ -47,9 +48,7 @@ def follow(directory, script, window, options, activities):
         "activities": [name for name, _ in activities],
     }
     os.environ[CHILDREN_ENV] = json.dumps(config)
-    rest = os.environ.get("PYTHONPATH", "")
-    if BOOT_DIR not in rest.split(os.pathsep):
-        os.environ["PYTHONPATH"] = BOOT_DIR + (os.pathsep + rest if rest else "")
+    launch.put_boot_dir_on_pythonpath()
     _parent = (window, config)
     if not _fork_hook_installed:
         os.register_at_fork(after_in_child=_after_fork)
@@ -267,13 +266,9 @@ class _Options:
 
 def _device_activities(torch, wanted):
     """The parent's Kineto device activities that torch sees in this process."""
-    found = []
-    kinds = torch.profiler.ProfilerActivity
-    if "CUDA" in wanted and getattr(torch, "cuda", None) is not None and torch.cuda.is_available():
-        found.append(("CUDA", kinds.CUDA))
-    if "XPU" in wanted and hasattr(kinds, "XPU") and getattr(torch, "xpu", None) is not None and torch.xpu.is_available():
-        found.append(("XPU", kinds.XPU))
-    return found
+    from .modes import device_activities
+
+    return [(name, activity) for name, activity in device_activities(torch) if name in wanted]
 
 
 def _label(torch, how):

@@ -20,7 +20,7 @@ from .runner import prepare_interpreter, print_exception, run_script
 LAUNCHERS = ("torch.distributed.run", "torch.distributed.launch")
 RANKS_ENV = "FLAGPROF_RANKS"
 RANKS_DIR = "ranks"
-_AGENT_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+AGENT_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 BOOT_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "ranks_boot")
 
 
@@ -138,10 +138,16 @@ def run_launcher(options, session, progress):
 
 
 def export_to_workers(directory, script, agent_args):
-    config = {"session": directory, "script": script, "agent": _AGENT_ROOT, "args": agent_args}
+    config = {"session": directory, "script": script, "agent": AGENT_ROOT, "args": agent_args}
     os.environ[RANKS_ENV] = json.dumps(config)
-    rest = os.environ.get("PYTHONPATH")
-    os.environ["PYTHONPATH"] = BOOT_DIR + (os.pathsep + rest if rest else "")
+    put_boot_dir_on_pythonpath()
+
+
+def put_boot_dir_on_pythonpath():
+    """ranks_boot/ first on PYTHONPATH (once): the interpreters this process starts import its sitecustomize."""
+    rest = os.environ.get("PYTHONPATH", "")
+    if BOOT_DIR not in rest.split(os.pathsep):
+        os.environ["PYTHONPATH"] = BOOT_DIR + (os.pathsep + rest if rest else "")
 
 
 def worker_session(config):

@@ -89,13 +89,15 @@ export function checkExportTarget(out: string): boolean {
 /** Streams the chunks into a temporary file beside `out`, then renames it; returns the bytes written. */
 async function writeAtomically(out: string, chunks: Iterable<Buffer>, gzip: boolean): Promise<number> {
   const temp = path.join(path.dirname(out), `.${path.basename(out)}.${process.pid}.partial`);
+  const file = createWriteStream(temp);
   try {
-    const file = createWriteStream(temp);
     if (gzip) await pipeline(chunks, createGzip(), file);
     else await pipeline(chunks, file);
     await rename(temp, out);
     return (await stat(out)).size;
   } catch (error) {
+    // A failure before the file finished opening still creates it once the open completes: removed after that.
+    if (!file.closed) await new Promise<void>((closed) => file.once('close', () => closed()));
     await rm(temp, { force: true });
     // The system's refusals (no such folder, a full disk) are the target's; anything else is a bug, shown as one.
     const code = (error as NodeJS.ErrnoException).code;

@@ -1,10 +1,11 @@
 /**
  * One measurement in a fresh process (so peak RSS is this job's alone):
- *   node import-child.js json|import FILE
+ *   node import-child.js json|import|import-js FILE
  * prints one JSON line {mode, ms, maxRssMB, slices?, error?}.
  */
 import { readFileSync } from 'node:fs';
-import { importTrace } from '../extension/import/kineto';
+import { importTrace, type ImportTimings } from '../extension/import/kineto';
+import { nativeScanAvailable } from '../extension/import/nativeScan';
 import { analyze } from '../extension/analysis/analyze';
 import { Profile, SliceKind } from '../extension/model/profile';
 import { compressTimelineBuffer, encodeTimelineBuffer } from '../extension/timeline/encode';
@@ -32,8 +33,14 @@ async function main(): Promise<void> {
     if (mode === 'json') {
       const parsed = JSON.parse(readFileSync(file, 'utf8')) as { traceEvents?: unknown[] } | unknown[];
       result.events = Array.isArray(parsed) ? parsed.length : (parsed.traceEvents?.length ?? 0);
-    } else if (mode === 'import') {
-      const profile = await importTrace(file);
+    } else if (mode === 'import' || mode === 'import-js') {
+      // 'import': the native parse path where the addon has it (as users get it); 'import-js': the reference.
+      const parser = mode === 'import' ? 'native' : 'js';
+      if (parser === 'native' && !nativeScanAvailable()) throw new Error('the addon has no Kineto scanner');
+      const timings: ImportTimings = {};
+      const profile = await importTrace(file, { parser, timings });
+      result.scanMs = Math.round(timings.nativeScanMs ?? 0);
+      result.finishMs = Math.round(timings.finishMs ?? 0);
       result.slices = profile.slices.length;
       result.modelMB = Math.round((profile.slices.byteSize() + profile.args.byteSize()) / 1e6);
     } else if (mode === 'model') {

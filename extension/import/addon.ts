@@ -95,9 +95,35 @@ export interface DecodedCapture {
   diagnostics: CaptureDiagnostic[];
 }
 
+/** The addon's Kineto JSON event scanner (native/addon/kineto_scan.h); import/nativeScan.ts drives it. */
+export interface KinetoScannerHandle {
+  /** The columns to write into; again whenever one of them was replaced. */
+  bind(tables: {
+    slices: object;
+    flows: object;
+    argsBytes: Uint8Array;
+    argsOffsets: Float64Array;
+    notes: Float64Array;
+    meta: Float64Array;
+  }): void;
+  /** Scans events of buf[pos, end); state in and out through io (nativeScan.ts Io). */
+  scan(buf: Uint8Array, pos: number, end: number, io: Float64Array): void;
+}
+
+export interface KinetoScannerHost {
+  instantKind: number;
+  otherKind: number;
+  /** The string id of JSON string content [start, end) of the buffer being scanned. */
+  intern(start: number, end: number): number;
+  track(pidToken: number, tidToken: number): number;
+  kind(catId: number): number;
+}
+
 export interface FlagprofAddon {
   /** Throws an Error whose message is one line naming the file for a file that is not a readable capture. */
   decodeCapture(file: string, options?: { args?: boolean }): DecodedCapture;
+  /** Absent from addons built before the native parse path. */
+  KinetoScanner?: new (host: KinetoScannerHost) => KinetoScannerHandle;
   formatVersion: number;
 }
 

@@ -27,6 +27,7 @@ import {
   type TimeValue,
 } from './bytes';
 import { CallStackTable, NO_STACK } from './callStack';
+import { defaultParser, NativeEventScan, ScanStop, type ParserChoice } from './nativeScan';
 import { classifyCategory } from './categories';
 import { formatBytes } from '../shared/format';
 import { ImportError, MAX_QUOTED, clip, quote } from './errors';
@@ -48,6 +49,22 @@ export interface ImportOptions extends ImportLimitOptions {
   onProgress?: (fraction: number) => void;
   /** Aborted: the import stops at its next chunk with an ImportCancelled. */
   signal?: AbortSignal;
+  /**
+   * 'native' (the default where the addon is built): the addon's scanner reads the regular events and this
+   * parser the rest; 'js': this parser reads everything (the reference; FLAGPROF_PARSER=js chooses it too).
+   */
+  parser?: ParserChoice;
+  /** Filled once the import is done: where its time went (benchmarks and the editor's open figures). */
+  timings?: ImportTimings;
+}
+
+export interface ImportTimings {
+  /** Which parser read the regular events. */
+  parser?: ParserChoice;
+  /** In the addon's scanner (0 for the TypeScript parser). */
+  nativeScanMs?: number;
+  /** Finishing the model after the last byte: tracks, nesting, flows' slices, memory samples. */
+  finishMs?: number;
 }
 
 /** The user cancelled the import (the editor's Cancel). */
@@ -465,6 +482,9 @@ class TraceParser {
   /** Call sites the trace itself carries (2021-era "Call stack" args), read once the events are in. */
   private readonly callStacks = new CallStackTable();
   private pendingBare: { key: string; value: string }[] = [];
+  /** The addon's scanner for the regular events (nativeScan.ts); undefined: this parser reads them all. */
+  private readonly native: NativeEventScan | undefined;
+  private readonly timings: ImportTimings | undefined;
 
   constructor(
     readonly file: string,
@@ -476,6 +496,34 @@ class TraceParser {
     this.maxSlices = options.maxSlices ?? Number.POSITIVE_INFINITY;
     this.maxEvents = limits.events.value;
     this.maxValue = limits.valueBytes.value;
+    const strings = this.profile.strings;
+    this.timings = options.timings;
+    this.native =
+      (options.parser ?? defaultParser()) === 'native'
+        ? NativeEventScan.create(
+            {
+              internBytes: (buf, start, end) => strings.intern(decodeJsonString(buf, start, end)),
+              trackFor: (pid, tid) => this.trackFor(pid, tid),
+              kindOf: (cat) => this.kindOf(cat),
+              metadata: (nameId, pidTok, tidTok, buf, argsStart, argsEnd) =>
+                this.metadataEvents.push({
+                  ph: 0x4d,
+                  name: strings.get(nameId),
+                  pidTok,
+                  tidTok,
+                  args: argsStart >= 0 ? safeArgs(decodeText(buf, argsStart, argsEnd)) : {},
+                }),
+            },
+            this.profile,
+            this.callStacks,
+            { maxEvents: this.maxEvents, maxSlices: this.maxSlices, maxValue: this.maxValue },
+          )
+        : undefined;
+  }
+
+  /** Which parser read the regular events. */
+  get parser(): ParserChoice {
+    return this.native ? 'native' : 'js';
   }
 
   emptyInput(): ImportError {
@@ -581,6 +629,17 @@ class TraceParser {
   }
 
   finish(): Profile {
+    const started = performance.now();
+    const profile = this.finishModel();
+    if (this.timings) {
+      this.timings.parser = this.parser;
+      this.timings.nativeScanMs = this.native?.scanMs ?? 0;
+      this.timings.finishMs = performance.now() - started;
+    }
+    return profile;
+  }
+
+  private finishModel(): Profile {
     if (this.base + this.end === 0) throw this.emptyInput();
     this.run(true);
     if (this.state !== State.End) {
@@ -792,6 +851,15 @@ class TraceParser {
           }
           case State.Events: {
             if (c === Ch.LBrace) {
+              if (this.native) {
+                const stop = this.native.scan(buf, p, end, false, this.originUs);
+                this.originUs = this.native.originUs;
+                p = this.native.pos;
+                this.state = this.native.afterElement ? State.EventsAfterElement : State.Events;
+                // Out of bytes, or at what follows the events: the loop goes on from there.
+                if (stop === ScanStop.End || stop === ScanStop.Structure) continue;
+                // Otherwise p is at an event this parser reads itself.
+              }
               const e = this.parseEvent(buf, p, end);
               if (e === INCOMPLETE) {
                 // One large event: parse again only once the window has doubled (O(n), not O(n^2) rescans).

@@ -94,6 +94,25 @@ export class ArgsArena {
     }
   }
 
+  /**
+   * Room for `bytes` more bytes and `entries` more entries, for a writer that fills the buffers in place (the
+   * native scanner) and then says what it wrote with written().
+   */
+  reserveRoom(bytes: number, entries: number): void {
+    this.reserve(this.used + bytes, this.count + entries + 1);
+  }
+
+  /** The buffers as they are now, capacity included (they are replaced when they grow). */
+  buffers(): { bytes: Uint8Array; offsets: Float64Array; used: number } {
+    return { bytes: this.bytes, offsets: this.offsets, used: this.used };
+  }
+
+  /** After an in-place writer: it wrote up to `used` bytes and `count` entries (offsets included). */
+  written(used: number, count: number): void {
+    this.used = used;
+    this.count = count;
+  }
+
   /** Appends a JSON text (for args that did not come from bytes, e.g. decoded captures). */
   appendText(text: string): number {
     const encoded = new TextEncoder().encode(text);
@@ -263,17 +282,25 @@ export class FlowTable {
   /** The slice the half binds to (set by finishProfile), -1 when none encloses it. */
   slice = new Int32Array(256);
 
+  get capacity(): number {
+    return this.cat.length;
+  }
+
+  reserve(capacity: number): void {
+    if (capacity <= this.cat.length) return;
+    let next = this.cat.length;
+    while (next < capacity) next *= 2;
+    this.cat = grow(this.cat, next);
+    this.id = grow(this.id, next);
+    this.phase = grow(this.phase, next);
+    this.ts = grow(this.ts, next);
+    this.track = grow(this.track, next);
+    this.slice = grow(this.slice, next);
+  }
+
   push(cat: number, id: number, phase: FlowPhase, ts: number, track: number): void {
     const i = this.length;
-    if (i === this.cat.length) {
-      const next = i * 2;
-      this.cat = grow(this.cat, next);
-      this.id = grow(this.id, next);
-      this.phase = grow(this.phase, next);
-      this.ts = grow(this.ts, next);
-      this.track = grow(this.track, next);
-      this.slice = grow(this.slice, next);
-    }
+    if (i === this.cat.length) this.reserve(i + 1);
     this.cat[i] = cat;
     this.id[i] = id;
     this.phase[i] = phase;

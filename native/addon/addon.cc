@@ -13,6 +13,7 @@
 #include <string>
 
 #include "../tracer/capture_decoder.h"
+#include "kineto_scan.h"
 #include "../tracer/fpc_format.h"
 #include "../vendors/vendors.h"
 
@@ -263,8 +264,166 @@ Napi::Value DecodeCapture(const Napi::CallbackInfo& info) {
   return result;
 }
 
+// The Kineto JSON scanner (kineto_scan.h) as a class: one per import, its caches living as long as the import.
+//   new KinetoScanner({ instantKind, otherKind, intern(start, end), track(pid, tid), kind(cat) })
+//   scanner.bind(tables)                 -> the columns to write (again after any of them is replaced)
+//   scanner.scan(buf, pos, end, io)      -> writes the columns in place, the state and where it stopped in io.
+class KinetoScannerWrap : public Napi::ObjectWrap<KinetoScannerWrap>, private flagprof::kineto::ScanHost {
+ public:
+  // io: the in/out block shared with extension/import/native.ts (its IO indices mirror these).
+  enum Io {
+    kAfterElement,
+    kOriginUs,
+    kEventCount,
+    kMaxEvents,
+    kMaxSlices,
+    kMaxValue,
+    kPos,
+    kStop,
+    kFullMask,
+    kArgsNeeded,
+    kSlicesLength,
+    kFlowsLength,
+    kArgsUsed,
+    kArgsCount,
+    kNotesLength,
+    kMetaLength,
+    kIoSize
+  };
+
+  static Napi::Function Define(Napi::Env env) {
+    return DefineClass(env, "KinetoScanner",
+                       {InstanceMethod<&KinetoScannerWrap::Bind>("bind"), InstanceMethod<&KinetoScannerWrap::Scan>("scan")});
+  }
+
+  explicit KinetoScannerWrap(const Napi::CallbackInfo& info)
+      : Napi::ObjectWrap<KinetoScannerWrap>(info), scanner_(0, 0) {
+    if (info.Length() < 1 || !info[0].IsObject())
+      throw Napi::TypeError::New(info.Env(), "KinetoScanner({ instantKind, otherKind, intern, track, kind })");
+    Napi::Object o = info[0].As<Napi::Object>();
+    scanner_ = flagprof::kineto::KinetoScanner(uint8_t(o.Get("instantKind").As<Napi::Number>().Uint32Value()),
+                                               uint8_t(o.Get("otherKind").As<Napi::Number>().Uint32Value()));
+    intern_ = Napi::Persistent(o.Get("intern").As<Napi::Function>());
+    track_ = Napi::Persistent(o.Get("track").As<Napi::Function>());
+    kind_ = Napi::Persistent(o.Get("kind").As<Napi::Function>());
+  }
+
+ private:
+  template <typename Array>
+  static Array column(Napi::Object table, const char* key, size_t& capacity) {
+    Napi::Value v = table.Get(key);
+    if (!v.IsTypedArray()) throw Napi::TypeError::New(table.Env(), std::string("scan: column ") + key + " missing");
+    Array a = v.As<Array>();
+    capacity = std::min(capacity, a.ElementLength());
+    return a;
+  }
+
+  // The columns the scanner writes: bound once, and again whenever the importer has replaced one (grown it).
+  Napi::Value Bind(const Napi::CallbackInfo& info) {
+    Napi::Env env = info.Env();
+    if (info.Length() < 1 || !info[0].IsObject()) throw Napi::TypeError::New(env, "bind(tables)");
+    Napi::Object tables = info[0].As<Napi::Object>();
+    Napi::Object s = tables.Get("slices").As<Napi::Object>();
+    Napi::Object f = tables.Get("flows").As<Napi::Object>();
+    size_t sliceCap = SIZE_MAX;
+    slices_.kind = column<Napi::Uint8Array>(s, "kind", sliceCap).Data();
+    slices_.track = column<Napi::Uint32Array>(s, "track", sliceCap).Data();
+    slices_.start = column<Napi::Float64Array>(s, "start", sliceCap).Data();
+    slices_.dur = column<Napi::Float64Array>(s, "dur", sliceCap).Data();
+    slices_.name = column<Napi::Uint32Array>(s, "name", sliceCap).Data();
+    slices_.cat = column<Napi::Uint32Array>(s, "cat", sliceCap).Data();
+    slices_.correlation = column<Napi::Float64Array>(s, "correlation", sliceCap).Data();
+    slices_.externalId = column<Napi::Float64Array>(s, "externalId", sliceCap).Data();
+    slices_.parent = column<Napi::Int32Array>(s, "parent", sliceCap).Data();
+    slices_.args = column<Napi::Int32Array>(s, "args", sliceCap).Data();
+    slices_.capacity = sliceCap;
+    size_t flowCap = SIZE_MAX;
+    flows_.cat = column<Napi::Uint32Array>(f, "cat", flowCap).Data();
+    flows_.id = column<Napi::Uint32Array>(f, "id", flowCap).Data();
+    flows_.phase = column<Napi::Uint8Array>(f, "phase", flowCap).Data();
+    flows_.ts = column<Napi::Float64Array>(f, "ts", flowCap).Data();
+    flows_.track = column<Napi::Uint32Array>(f, "track", flowCap).Data();
+    flows_.slice = column<Napi::Int32Array>(f, "slice", flowCap).Data();
+    flows_.capacity = flowCap;
+    size_t byteCap = SIZE_MAX, offsetCap = SIZE_MAX, noteCap = SIZE_MAX;
+    args_.bytes = column<Napi::Uint8Array>(tables, "argsBytes", byteCap).Data();
+    args_.offsets = column<Napi::Float64Array>(tables, "argsOffsets", offsetCap).Data();
+    args_.byteCapacity = byteCap;
+    args_.offsetCapacity = offsetCap;
+    notes_.values = column<Napi::Float64Array>(tables, "notes", noteCap).Data();
+    notes_.capacity = noteCap;
+    size_t metaCap = SIZE_MAX;
+    meta_.values = column<Napi::Float64Array>(tables, "meta", metaCap).Data();
+    meta_.capacity = metaCap;
+    // Held, so that no column bound here is collected while it is bound.
+    bound_ = Napi::Persistent(tables);
+    return env.Undefined();
+  }
+
+  Napi::Value Scan(const Napi::CallbackInfo& info) {
+    Napi::Env env = info.Env();
+    env_ = env;
+    if (info.Length() < 4 || !info[0].IsTypedArray() || !info[3].IsTypedArray())
+      throw Napi::TypeError::New(env, "scan(buf, pos, end, io)");
+    if (bound_.IsEmpty()) throw Napi::Error::New(env, "scan: bind(tables) first");
+    Napi::Uint8Array buf = info[0].As<Napi::Uint8Array>();
+    const size_t end = std::min(size_t(info[2].As<Napi::Number>().Int64Value()), buf.ElementLength());
+    const size_t pos = std::min(size_t(info[1].As<Napi::Number>().Int64Value()), end);
+    Napi::Float64Array ioArray = info[3].As<Napi::Float64Array>();
+    if (ioArray.ElementLength() < kIoSize) throw Napi::TypeError::New(env, "scan: io too short");
+    double* io = ioArray.Data();
+    slices_.length = std::min(size_t(io[kSlicesLength]), slices_.capacity);
+    flows_.length = std::min(size_t(io[kFlowsLength]), flows_.capacity);
+    args_.used = std::min(size_t(io[kArgsUsed]), args_.byteCapacity);
+    args_.count = size_t(io[kArgsCount]);
+    notes_.length = std::min(size_t(io[kNotesLength]), notes_.capacity);
+    meta_.length = std::min(size_t(io[kMetaLength]), meta_.capacity);
+    flagprof::kineto::ScanState state{io[kAfterElement] != 0, io[kOriginUs], io[kEventCount]};
+    const flagprof::kineto::ScanLimits limits{io[kMaxEvents], io[kMaxSlices], io[kMaxValue]};
+    const flagprof::kineto::ScanResult r =
+        scanner_.scan(buf.Data(), pos, end, state, limits, slices_, flows_, args_, notes_, meta_, *this);
+    io[kAfterElement] = state.afterElement ? 1 : 0;
+    io[kOriginUs] = state.originUs;
+    io[kEventCount] = state.eventCount;
+    io[kPos] = double(r.pos);
+    io[kStop] = double(int(r.stop));
+    io[kFullMask] = r.fullMask;
+    io[kArgsNeeded] = double(r.argsBytesNeeded);
+    io[kSlicesLength] = double(slices_.length);
+    io[kFlowsLength] = double(flows_.length);
+    io[kArgsUsed] = double(args_.used);
+    io[kArgsCount] = double(args_.count);
+    io[kNotesLength] = double(notes_.length);
+    io[kMetaLength] = double(meta_.length);
+    return env.Undefined();
+  }
+
+  uint32_t internBytes(size_t start, size_t end) override {
+    Napi::Value v = intern_.Call({Napi::Number::New(env_, double(start)), Napi::Number::New(env_, double(end))});
+    return v.As<Napi::Number>().Uint32Value();
+  }
+  uint32_t trackFor(uint32_t pid, uint32_t tid) override {
+    Napi::Value v = track_.Call({Napi::Number::New(env_, pid), Napi::Number::New(env_, tid)});
+    return v.As<Napi::Number>().Uint32Value();
+  }
+  uint8_t kindOf(uint32_t cat) override {
+    return uint8_t(kind_.Call({Napi::Number::New(env_, cat)}).As<Napi::Number>().Uint32Value());
+  }
+
+  flagprof::kineto::KinetoScanner scanner_;
+  Napi::FunctionReference intern_, track_, kind_;
+  Napi::ObjectReference bound_;
+  flagprof::kineto::SliceColumns slices_{};
+  flagprof::kineto::FlowColumns flows_{};
+  flagprof::kineto::ArgsColumns args_{};
+  flagprof::kineto::StackNotes notes_{};
+  flagprof::kineto::StackNotes meta_{};
+  Napi::Env env_ = nullptr;
+};
+
 Napi::Object Init(Napi::Env env, Napi::Object exports) {
   exports.Set("decodeCapture", Napi::Function::New(env, DecodeCapture, "decodeCapture"));
+  exports.Set("KinetoScanner", KinetoScannerWrap::Define(env));
   exports.Set("formatVersion", Napi::Number::New(env, 1));
   return exports;
 }

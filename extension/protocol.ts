@@ -138,6 +138,8 @@ export interface TimelineOpened {
   /** Reading the trace (import) and linking and attribution (analysis), in ms, where this open did them. */
   readMs?: number;
   analysisMs?: number;
+  /** Of readMs: the addon's native parser (absent where the TypeScript parser read the trace). */
+  parseMs?: number;
 }
 
 /**

@@ -39,7 +39,12 @@ export function firstFrameAccount(
   const sent = arrival.sentAtMs;
   const clocksAgree = sent !== undefined && sent >= opened.atMs && arrival.atMs >= sent - 5;
   const steps: string[] = [];
-  if (opened.readMs !== undefined) steps.push(`read ${seconds(opened.readMs)}`);
+  if (opened.readMs !== undefined)
+    steps.push(
+      opened.parseMs === undefined
+        ? `read ${seconds(opened.readMs)}`
+        : `read ${seconds(opened.readMs)}, ${seconds(opened.parseMs)} of it native parsing`,
+    );
   if (opened.analysisMs !== undefined) steps.push(`analysis ${seconds(opened.analysisMs)}`);
   let sinceOpenedMs: number;
   if (clocksAgree) {

@@ -112,9 +112,10 @@ export interface PartsOptions extends OpenOptions {
 
 /** Part INDEX of TOTAL's own options: the same Cancel, its share of the whole run's progress. */
 function partOptions(options: PartsOptions, index: number, total: number): OpenOptions {
-  const { onProgress, signal } = options;
+  const { onProgress, signal, timings } = options;
   return {
     signal,
+    timings,
     onProgress: onProgress && ((fraction: number) => onProgress((index + fraction) / total)),
   };
 }

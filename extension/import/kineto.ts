@@ -54,7 +54,7 @@ export interface ImportOptions extends ImportLimitOptions {
    * parser the rest; 'js': this parser reads everything (the reference; FLAGPROF_PARSER=js chooses it too).
    */
   parser?: ParserChoice;
-  /** Filled once the import is done: where its time went (benchmarks and the editor's open figures). */
+  /** Filled once the import is done (added to, by several imports): where its time went. */
   timings?: ImportTimings;
 }
 
@@ -633,8 +633,9 @@ class TraceParser {
     const profile = this.finishModel();
     if (this.timings) {
       this.timings.parser = this.parser;
-      this.timings.nativeScanMs = this.native?.scanMs ?? 0;
-      this.timings.finishMs = performance.now() - started;
+      // Added up: a run of several parts reads each into the same account.
+      this.timings.nativeScanMs = (this.timings.nativeScanMs ?? 0) + (this.native?.scanMs ?? 0);
+      this.timings.finishMs = (this.timings.finishMs ?? 0) + performance.now() - started;
     }
     return profile;
   }

@@ -13,6 +13,7 @@ export async function openWithProgress(
   source: string,
   label = path.basename(source),
   onFirstPart?: RunOptions['onFirstPart'],
+  timings?: RunOptions['timings'],
 ): Promise<OpenedProfile | undefined> {
   const controller = new AbortController();
   try {
@@ -29,6 +30,7 @@ export async function openWithProgress(
         return openRun(source, {
           signal: controller.signal,
           onFirstPart,
+          timings,
           onProgress: (fraction) => {
             const percent = Math.round(fraction * 100);
             progress.report({ increment: percent - shown, message: `${percent}% read` });

@@ -13,6 +13,7 @@ import type { Analysis } from '../analysis/types';
 import { openWithProgress } from './openProgress';
 import { readSessionFile, sessionOfFile } from '../capture/session';
 import { UserError } from '../import/errors';
+import type { ImportTimings } from '../import/kineto';
 import type { Profile } from '../model/profile';
 import {
   isWebviewToHost,
@@ -72,6 +73,14 @@ export interface Loaded {
   analysis: Analysis;
   readMs: number;
   analysisMs: number;
+  /** Of readMs: in the addon's native parser (absent: the TypeScript parser read it). */
+  parseMs?: number;
+}
+
+/** The host's account of an open that the user asked for at atMs (epoch ms), for the first frame's status line. */
+export function openedAccount(atMs: number, loaded: Loaded): TimelineOpened {
+  const { readMs, analysisMs, parseMs } = loaded;
+  return { atMs, readMs, analysisMs, parseMs };
 }
 
 /**
@@ -88,15 +97,23 @@ export async function loadForTimeline(
   const problem = memoryBudgetProblem(source, { rendererHere: rendererIsLocal() });
   if (problem) throw new UserError(problem);
   const started = performance.now();
+  const timings: ImportTimings = {};
   const analysed = (profile: Profile): Loaded => {
     const read = performance.now();
     const analysis = analyze(profile);
-    return { profile, analysis, readMs: read - started, analysisMs: performance.now() - read };
+    return {
+      profile,
+      analysis,
+      readMs: read - started,
+      analysisMs: performance.now() - read,
+      parseMs: timings.parser === 'native' ? timings.nativeScanMs : undefined,
+    };
   };
   const opened = await openWithProgress(
     source,
     label,
     onFirstPart && ((first, remaining) => onFirstPart(analysed(first.profile), remaining)),
+    timings,
   );
   return opened ? analysed(opened.profile) : undefined;
 }
@@ -217,9 +234,10 @@ class TimelinePanel {
     const ticket = this.channel.beginLoad('Opening profile…', source);
     const atMs = Date.now();
     try {
-      const { profile, analysis, readMs, analysisMs } = await loadShared(source);
+      const loaded = await loadShared(source);
+      const { profile, analysis } = loaded;
       if (!this.channel.isCurrent(ticket)) return false;
-      const payload = this.encode(profile, analysis, undefined, { atMs, readMs, analysisMs });
+      const payload = this.encode(profile, analysis, undefined, openedAccount(atMs, loaded));
       return this.channel.finishLoad(ticket, payload, select);
     } catch (error) {
       this.channel.failLoad(ticket, `Cannot show ${path.basename(source)}`, oneLine(error));

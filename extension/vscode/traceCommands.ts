@@ -7,7 +7,7 @@ import * as path from 'node:path';
 import * as vscode from 'vscode';
 import type { Profile } from '../model/profile';
 import { setActiveProfile } from './editorAnnotations';
-import { loadForTimeline, showTimeline, type Loaded } from './timeline';
+import { loadForTimeline, openedAccount, showTimeline, type Loaded } from './timeline';
 
 export function registerTraceCommands(context: vscode.ExtensionContext): void {
   context.subscriptions.push(
@@ -58,11 +58,10 @@ export async function openTrace(
     let shown: { first: Loaded; remaining: number } | undefined;
     const loaded = await loadForTimeline(source, label, (first, remaining) => {
       shown = { first, remaining };
-      const { profile, analysis, readMs, analysisMs } = first;
-      showTimeline(context, profile, analysis, {
+      showTimeline(context, first.profile, first.analysis, {
         source,
-        partial: stillToCome(profile, remaining),
-        opened: { atMs, readMs, analysisMs },
+        partial: stillToCome(first.profile, remaining),
+        opened: openedAccount(atMs, first),
       });
     });
     if (!loaded) {
@@ -74,9 +73,9 @@ export async function openTrace(
         });
       return;
     }
-    const { profile, analysis, readMs, analysisMs } = loaded;
+    const { profile, analysis } = loaded;
     setActiveProfile(profile, analysis, label);
-    showTimeline(context, profile, analysis, { source, opened: { atMs, readMs, analysisMs } });
+    showTimeline(context, profile, analysis, { source, opened: openedAccount(atMs, loaded) });
     if (profile.warnings.length > 0) {
       void vscode.window.showWarningMessage(`${label}: ${profile.warnings[0].message}`);
     }

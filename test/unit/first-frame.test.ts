@@ -13,6 +13,14 @@ describe('firstFrameAccount', () => {
     );
   });
 
+  it('says how much of the read was the native parser, where it read the trace', () => {
+    const opened = { atMs: 10_000, readMs: 450, analysisMs: 80, parseMs: 120 };
+    const account = firstFrameAccount(opened, { atMs: 11_200, sentAtMs: 10_900 }, 100, 11_350);
+    expect(account.text).toBe(
+      'First frame in 1.4 s from opening (read 450 ms, 120 ms of it native parsing · analysis 80 ms · payload and page 370 ms · transfer 300 ms · drawing 150 ms)',
+    );
+  });
+
   it("leaves the transfer out where the host's clock and the page's disagree, and says the figure is a floor", () => {
     const opened = { atMs: 50_000, readMs: 2000, analysisMs: 500 };
     const account = firstFrameAccount(opened, { atMs: 40_000, sentAtMs: 53_000 }, 120, 40_200);

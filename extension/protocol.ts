@@ -122,8 +122,9 @@ export interface TimelineHeader {
    */
   argsOnRequest?: boolean;
   /**
-   * The first part of a run of several processes, shown while the others are read: what is still to come, in the
-   * user's words ("7 more ranks opening…"). The whole run's payload follows and replaces it.
+   * A partial profile, shown while the rest is read (a run's first part, or the events of one trace read so far):
+   * the status line in the user's words, what is shown and what is still to come ("Rank 0 shown · 7 more ranks
+   * opening…", "31% of the trace read · the rest opening…"). The whole profile's payload follows and replaces it.
    */
   partial?: string;
   /**

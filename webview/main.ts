@@ -182,14 +182,9 @@ class TimelineApp {
         this.showAllFlows(all);
       },
     };
-    const parts = model.header.tracks.length > 0 ? model.header.tracks[0].processName : '';
     const account = firstFrameAccount(model.header.opened, arrival, firstFrameMs, Date.now());
     window.flagprofTimeline.sinceOpenedMs = account.sinceOpenedMs;
-    this.setStatus(
-      model.header.partial
-        ? `${visibleText(parts)} shown · ${visibleText(model.header.partial)}`
-        : account.text,
-    );
+    this.setStatus(model.header.partial ? visibleText(model.header.partial) : account.text);
     this.saveState();
     new MutationObserver(() => view.refreshTheme()).observe(document.body, {
       attributes: true,

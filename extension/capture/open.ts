@@ -136,7 +136,10 @@ function mergeSessionCapture(profile: Profile, capturePath: string): string | un
  * (metadata.diagnostics) and capture merged. A folder without a trace is a SessionError saying why.
  */
 /** What opening may report (the share of the trace read) and how it is cancelled: importTrace's options. */
-export type OpenOptions = Pick<ImportOptions, 'onProgress' | 'signal' | 'timings'>;
+export type OpenOptions = Pick<
+  ImportOptions,
+  'onProgress' | 'signal' | 'timings' | 'onPartial' | 'partialAfterMs'
+>;
 
 async function openSession(source: SessionSource, options: OpenOptions = {}): Promise<OpenedProfile> {
   const { folder, session } = source;

@@ -97,6 +97,20 @@ export class CallStackTable {
     return found;
   }
 
+  /**
+   * A table with the ops noted so far, for a partial profile (ImportOptions.onPartial): resolving it leaves this
+   * one's notes in place. The parsed stacks are shared: they are a cache of what bytes mean.
+   */
+  snapshot(): CallStackTable {
+    const copy = new CallStackTable();
+    for (const [hash, entries] of this.byHash) copy.byHash.set(hash, entries);
+    for (const [key, frames] of this.byFrames) copy.byFrames.set(key, frames);
+    copy.refs = this.refs.slice();
+    copy.malformed = this.malformed;
+    copy.malformedExample = this.malformedExample;
+    return copy;
+  }
+
   /** Counts an op's stack that cannot be read; `example` (the first one) goes in the warning. */
   reject(example: string): void {
     if (this.malformed++ === 0) this.malformedExample = example;

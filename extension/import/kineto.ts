@@ -54,6 +54,12 @@ export interface ImportOptions extends ImportLimitOptions {
    * parser the rest; 'js': this parser reads everything (the reference; FLAGPROF_PARSER=js chooses it too).
    */
   parser?: ParserChoice;
+  /**
+   * Progressive opening: once reading has taken partialAfterMs (default 1500) and less than three quarters of the
+   * file is read, the events read so far as a finished profile of their own (the import reads on). Called once.
+   */
+  onPartial?: (partial: Profile, fraction: number) => void;
+  partialAfterMs?: number;
   /** Filled once the import is done (added to, by several imports): where its time went. */
   timings?: ImportTimings;
 }
@@ -79,6 +85,11 @@ export class ImportCancelled extends ImportError {
 class ReadProgress {
   private read = 0;
   private shown = -1;
+
+  /** The share read, 0..1; NaN where the size is not known (a pipe). */
+  get fraction(): number {
+    return this.size > 0 ? Math.min(1, this.read / this.size) : Number.NaN;
+  }
   constructor(
     private readonly name: string,
     private readonly size: number,
@@ -134,6 +145,7 @@ export async function importTrace(file: string, options: ImportOptions = {}): Pr
   const window = new ParseWindow(parser, limits);
   const input = await openInput(file, name);
   const progress = new ReadProgress(name, input.size, options);
+  parser.progress = progress;
   try {
     const handle = input.regular ? input.handle : undefined;
     if (!handle) await readStream(input.stream!, parser, window, progress);
@@ -394,6 +406,7 @@ class ParseWindow {
     // What is left is one value the parser could not finish: it must fit the value limit.
     if (this.used > this.maxHeld) throw this.parser.valueTooLong();
     this.parser.checkMemory();
+    this.parser.offerPartial();
   }
 
   private grow(capacity: number): void {
@@ -485,10 +498,14 @@ class TraceParser {
   /** The addon's scanner for the regular events (nativeScan.ts); undefined: this parser reads them all. */
   private readonly native: NativeEventScan | undefined;
   private readonly timings: ImportTimings | undefined;
+  /** The reading's share read, for onPartial (set by importTrace). */
+  progress: ReadProgress | undefined;
+  private readonly startedAt = performance.now();
+  private partialOffered = false;
 
   constructor(
     readonly file: string,
-    options: ImportOptions,
+    private readonly options: ImportOptions,
     private readonly limits: ImportLimits,
   ) {
     this.profile = new Profile(file);
@@ -519,6 +536,40 @@ class TraceParser {
             { maxEvents: this.maxEvents, maxSlices: this.maxSlices, maxValue: this.maxValue },
           )
         : undefined;
+  }
+
+  /** Hands the events read so far to onPartial, once, when the reading is slow enough for it to help. */
+  offerPartial(): void {
+    const { onPartial, partialAfterMs = 1500 } = this.options;
+    if (!onPartial || this.partialOffered || performance.now() - this.startedAt < partialAfterMs) return;
+    const fraction = this.progress?.fraction ?? Number.NaN;
+    const inEvents = this.state === State.Events || this.state === State.EventsAfterElement;
+    if (!(fraction < 0.75) || this.profile.slices.length === 0 || !inEvents) return;
+    this.partialOffered = true;
+    onPartial(this.snapshot(), fraction);
+  }
+
+  /**
+   * The events read so far as a finished profile, this parser untouched (it reads on): a copy of its state,
+   * finished as finish() finishes, without the end-of-input checks.
+   */
+  snapshot(): Profile {
+    const copy = Object.create(TraceParser.prototype) as TraceParser;
+    Object.assign(copy, this);
+    const processes = this.tracks.processes;
+    Object.assign(copy as unknown as Record<string, unknown>, {
+      profile: this.profile.partialCopy(),
+      tracks: {
+        byKey: new Map(this.tracks.byKey),
+        tokens: this.tracks.tokens.slice(),
+        processes: processes && new Map([...processes].map(([pid, info]) => [pid, { ...info }])),
+      } satisfies TrackTable,
+      metadataEvents: this.metadataEvents.slice(),
+      callStacks: this.callStacks.snapshot(),
+      native: undefined,
+      timings: undefined,
+    });
+    return copy.finishRead();
   }
 
   /** Which parser read the regular events. */
@@ -657,6 +708,11 @@ class TraceParser {
         'not a trace: expected a "traceEvents" array or a top-level event array',
       );
     }
+    return this.finishRead();
+  }
+
+  /** The model of the events read: warnings, call sites, metadata, tracks, nesting, memory and counters. */
+  private finishRead(): Profile {
     if (this.badTs > 0) {
       this.profile.warnings.push({
         message:

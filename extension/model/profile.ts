@@ -243,6 +243,17 @@ export class SliceTable implements SliceTableColumns {
     return i;
   }
 
+  /** A copy of the rows so far, each column cut to them. */
+  copy(): SliceTable {
+    const copy = new SliceTable();
+    const n = Math.max(this.length, 1);
+    const from = this.columns;
+    const to = copy.columns;
+    for (const name of SLICE_TABLE_COLUMN_NAMES) to[name] = from[name].slice(0, n);
+    copy.length = this.length;
+    return copy;
+  }
+
   /** Shrinks the columns to their length once loading is done (doubling leaves up to half unused). */
   compact(): void {
     if (this.length === this.capacity) return;
@@ -296,6 +307,20 @@ export class FlowTable {
     this.ts = grow(this.ts, next);
     this.track = grow(this.track, next);
     this.slice = grow(this.slice, next);
+  }
+
+  /** A copy of the halves so far. */
+  copy(): FlowTable {
+    const copy = new FlowTable();
+    const n = Math.max(this.length, 1);
+    copy.cat = this.cat.slice(0, n);
+    copy.id = this.id.slice(0, n);
+    copy.phase = this.phase.slice(0, n);
+    copy.ts = this.ts.slice(0, n);
+    copy.track = this.track.slice(0, n);
+    copy.slice = this.slice.slice(0, n);
+    copy.length = this.length;
+    return copy;
   }
 
   push(cat: number, id: number, phase: FlowPhase, ts: number, track: number): void {
@@ -517,6 +542,27 @@ export class Profile {
   counters: CounterTable | undefined;
 
   constructor(readonly path: string) {}
+
+  /**
+   * A copy of a profile being read, to finish as a partial one (ImportOptions.onPartial) while the reading goes on:
+   * its own strings, slices, flows, tracks, warnings and metadata; the args arena is shared (it only grows, and the
+   * copy's slices point at entries already in it). Counters are left out of the copy.
+   */
+  partialCopy(): Profile {
+    const copy = new Profile(this.path);
+    const writable = copy as { -readonly [K in 'strings' | 'slices' | 'flows' | 'args']: Profile[K] };
+    writable.strings = this.strings.copy();
+    writable.slices = this.slices.copy();
+    writable.flows = this.flows.copy();
+    writable.args = this.args;
+    for (const track of this.tracks) copy.tracks.push({ ...track });
+    copy.warnings.push(...this.warnings);
+    Object.assign(copy.metadata, this.metadata);
+    copy.format = this.format;
+    copy.eventCount = this.eventCount;
+    copy.originNs = this.originNs;
+    return copy;
+  }
 
   nameOf(slice: number): string {
     return this.strings.get(this.slices.name[slice]);

@@ -20,6 +20,13 @@ export class StringTable {
     return id;
   }
 
+  /** A table with the same strings under the same ids. */
+  copy(): StringTable {
+    const copy = new StringTable();
+    for (let id = 1; id < this.values.length; id++) copy.intern(this.values[id]);
+    return copy;
+  }
+
   /** The id of a string already interned, or -1. */
   find(value: string): number {
     return this.ids.get(value) ?? -1;

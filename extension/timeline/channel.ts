@@ -55,6 +55,14 @@ export class TimelineChannel {
     return true;
   }
 
+  /**
+   * Shows a partial profile while the load with this ticket goes on (its finishLoad replaces it); nothing when
+   * newer content or a close overtook the load.
+   */
+  showPartial(ticket: number, payload: ArrayBuffer): void {
+    if (this.isCurrent(ticket)) this.setContent({ kind: 'profile', payload });
+  }
+
   /** Shows a failed load's error; false (and nothing shown) when newer content or a close overtook it. */
   failLoad(ticket: number, title: string, message: string): boolean {
     if (!this.isCurrent(ticket)) return false;

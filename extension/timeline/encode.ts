@@ -35,7 +35,7 @@ export interface EncodeOptions {
   source?: string;
   /** Leave the args texts out; the webview asks for a slice's when it shows them (header.argsOnRequest). */
   argsOnRequest?: boolean;
-  /** A run's first part, shown while the rest is read (header.partial): what is still to come. */
+  /** A partial profile, shown while the rest is read (header.partial): the status line saying so. */
   partial?: string;
   /** When the user asked for it and the host's steps so far (header.opened). */
   opened?: TimelineOpened;

@@ -12,8 +12,7 @@ import { ImportCancelled } from '../import/kineto';
 export async function openWithProgress(
   source: string,
   label = path.basename(source),
-  onFirstPart?: RunOptions['onFirstPart'],
-  timings?: RunOptions['timings'],
+  options: Pick<RunOptions, 'onFirstPart' | 'timings' | 'onPartial'> = {},
 ): Promise<OpenedProfile | undefined> {
   const controller = new AbortController();
   try {
@@ -28,9 +27,8 @@ export async function openWithProgress(
         let shown = 0;
         // A run of several processes opens whole: every rank on one timeline.
         return openRun(source, {
+          ...options,
           signal: controller.signal,
-          onFirstPart,
-          timings,
           onProgress: (fraction) => {
             const percent = Math.round(fraction * 100);
             progress.report({ increment: percent - shown, message: `${percent}% read` });

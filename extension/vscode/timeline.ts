@@ -39,7 +39,7 @@ export interface ShowTimelineOptions {
   /** What to re-open after a reload (a trace file or session folder); defaults to profile.path. */
   source?: string;
   viewColumn?: vscode.ViewColumn;
-  /** The run's first part, shown while its other parts are read: what is still to come (header.partial). */
+  /** A partial profile, shown while the rest is read: the status line saying so (header.partial). */
   partial?: string;
   /** When the user asked for it, and how long reading and analysing took (the first frame counts from then). */
   opened?: TimelineOpened;
@@ -92,6 +92,7 @@ export async function loadForTimeline(
   source: string,
   label = path.basename(source),
   onFirstPart?: (first: Loaded, remaining: number) => void,
+  onPartial?: (partial: Loaded, fraction: number) => void,
 ): Promise<Loaded | undefined> {
   // The host's share and, in a desktop window, the page's.
   const problem = memoryBudgetProblem(source, { rendererHere: rendererIsLocal() });
@@ -109,18 +110,24 @@ export async function loadForTimeline(
       parseMs: timings.parser === 'native' ? timings.nativeScanMs : undefined,
     };
   };
-  const opened = await openWithProgress(
-    source,
-    label,
-    onFirstPart && ((first, remaining) => onFirstPart(analysed(first.profile), remaining)),
+  const opened = await openWithProgress(source, label, {
+    onFirstPart: onFirstPart && ((first, remaining) => onFirstPart(analysed(first.profile), remaining)),
+    // A single trace that reads slowly shows what is read so far (the import reads on meanwhile).
+    onPartial: onPartial && ((partial, fraction) => onPartial(analysed(partial), fraction)),
     timings,
-  );
+  });
   return opened ? analysed(opened.profile) : undefined;
 }
 
-async function loadProfile(source: string): Promise<Loaded> {
-  const loaded = await loadForTimeline(source);
-  if (!loaded) throw new UserError(`opening ${path.basename(source)} was cancelled`);
+/** The user cancelled a load (the notification's Cancel). */
+class LoadCancelled extends UserError {}
+
+async function loadProfile(
+  source: string,
+  onPartial?: (partial: Loaded, fraction: number) => void,
+): Promise<Loaded> {
+  const loaded = await loadForTimeline(source, path.basename(source), undefined, onPartial);
+  if (!loaded) throw new LoadCancelled(`opening ${path.basename(source)} was cancelled`);
   return loaded;
 }
 
@@ -132,11 +139,14 @@ function oneLine(error: unknown): string {
 /** Profiles being loaded, by source: a panel restored while the same trace loads for another waits for that load. */
 const loading = new Map<string, Promise<Loaded>>();
 
-function loadShared(source: string): Promise<Loaded> {
+function loadShared(
+  source: string,
+  onPartial?: (partial: Loaded, fraction: number) => void,
+): Promise<Loaded> {
   const key = keyOf(source);
   const running = loading.get(key);
   if (running) return running;
-  const started = loadProfile(source).finally(() => {
+  const started = loadProfile(source, onPartial).finally(() => {
     if (loading.get(key) === started) loading.delete(key);
   });
   loading.set(key, started);
@@ -233,13 +243,34 @@ class TimelinePanel {
     this.remember(select);
     const ticket = this.channel.beginLoad('Opening profile…', source);
     const atMs = Date.now();
+    // A trace that reads slowly shows the events read so far, replaced by the whole once it is read.
+    let early: { loaded: Loaded; read: string } | undefined;
+    const onPartial = (partial: Loaded, fraction: number): void => {
+      if (!this.channel.isCurrent(ticket)) return;
+      early = { loaded: partial, read: `${Math.floor(fraction * 100)}% of the trace read` };
+      const status = `${early.read} · the rest opening…`;
+      this.channel.showPartial(
+        ticket,
+        this.encode(partial.profile, partial.analysis, status, openedAccount(atMs, partial)),
+      );
+    };
     try {
-      const loaded = await loadShared(source);
+      const loaded = await loadShared(source, onPartial);
       const { profile, analysis } = loaded;
       if (!this.channel.isCurrent(ticket)) return false;
       const payload = this.encode(profile, analysis, undefined, openedAccount(atMs, loaded));
       return this.channel.finishLoad(ticket, payload, select);
     } catch (error) {
+      // Cancelled after the partial profile was shown: it stays, saying what was not read.
+      if (error instanceof LoadCancelled && early) {
+        const status = `${early.read} · cancelled: the rest not read`;
+        const opened = { atMs: Date.now() };
+        this.channel.finishLoad(
+          ticket,
+          this.encode(early.loaded.profile, early.loaded.analysis, status, opened),
+        );
+        return false;
+      }
       this.channel.failLoad(ticket, `Cannot show ${path.basename(source)}`, oneLine(error));
       return false;
     }

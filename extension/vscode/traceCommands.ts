@@ -54,22 +54,41 @@ export async function openTrace(
   try {
     // The first frame is counted from here: the user has picked what to open.
     const atMs = Date.now();
-    // A run of several processes shows its first part (rank 0, the main process) while the others are read.
-    let shown: { first: Loaded; remaining: number } | undefined;
-    const loaded = await loadForTimeline(source, label, (first, remaining) => {
-      shown = { first, remaining };
-      showTimeline(context, first.profile, first.analysis, {
-        source,
-        partial: stillToCome(first.profile, remaining),
-        opened: openedAccount(atMs, first),
-      });
-    });
+    // A run of several processes shows its first part (rank 0, the main process) while the others are read; a
+    // single trace that reads slowly shows the events read so far.
+    let shown: { first: Loaded; rest: string } | undefined;
+    const loaded = await loadForTimeline(
+      source,
+      label,
+      (first, remaining) => {
+        shown = {
+          first,
+          rest: `${firstLabel(first.profile)} shown · cancelled: the other ${remaining} not read`,
+        };
+        showTimeline(context, first.profile, first.analysis, {
+          source,
+          partial: stillToCome(first.profile, remaining),
+          opened: openedAccount(atMs, first),
+        });
+      },
+      (partial, fraction) => {
+        shown = {
+          first: partial,
+          rest: `${Math.floor(fraction * 100)}% of the trace read · cancelled: the rest not read`,
+        };
+        showTimeline(context, partial.profile, partial.analysis, {
+          source,
+          partial: `${Math.floor(fraction * 100)}% of the trace read · the rest opening…`,
+          opened: openedAccount(atMs, partial),
+        });
+      },
+    );
     if (!loaded) {
-      // Cancelled: a first part already on screen stays, saying that the rest was not read.
+      // Cancelled: what is already on screen stays, saying what was not read.
       if (shown)
         showTimeline(context, shown.first.profile, shown.first.analysis, {
           source,
-          partial: `cancelled: the other ${shown.remaining} not read`,
+          partial: shown.rest,
         });
       return;
     }
@@ -85,9 +104,13 @@ export async function openTrace(
 }
 
 /** "7 more ranks opening…", "2 more processes opening…": what the first part's timeline says is still coming. */
-function stillToCome(first: Profile, remaining: number): string {
+function firstLabel(first: Profile): string {
   const parts = first.metadata.parts as { label: string }[] | undefined;
-  const isRank = parts?.[0]?.label.startsWith('Rank ') ?? false;
+  return parts?.[0]?.label ?? 'First part';
+}
+
+function stillToCome(first: Profile, remaining: number): string {
+  const isRank = firstLabel(first).startsWith('Rank ');
   const what = isRank ? (remaining === 1 ? 'rank' : 'ranks') : remaining === 1 ? 'process' : 'processes';
-  return `${remaining} more ${what} opening…`;
+  return `${firstLabel(first)} shown · ${remaining} more ${what} opening…`;
 }

@@ -43,7 +43,8 @@ export async function runCommand(page, title, { attempts = 30 } = {}) {
  * keyboard focus is, even inside a webview that keeps key presses to itself.
  */
 export async function openFile(page, name) {
-  const tab = page.locator('.tabs-container .tab', { hasText: name }).first();
+  // The file's own tab by its exact name: a timeline's tab is named after its script too ("train.py · 18:02").
+  const tab = page.getByRole('tab', { name, exact: true }).first();
   if (await tab.isVisible().catch(() => false)) await tab.click();
   else await page.locator('.explorer-folders-view .monaco-list-row', { hasText: name }).first().dblclick();
   await page.locator('.tab.active', { hasText: name }).first().waitFor({ timeout: 15_000 });

@@ -276,7 +276,7 @@ describe("a run's first part, shown while its other parts are read", () => {
       encodeTimeline(part, analyze(part), {
         title: 'ranks',
         source: 'ranks',
-        partial: '7 more ranks opening…',
+        partial: 'Rank 0 shown · 7 more ranks opening…',
       }),
     );
     const whole = compressTimelineBuffer(

@@ -1,0 +1,116 @@
+// npm run bench:peers — first frame against Chrome DevTools' Performance panel, measured in the same run.
+//
+// Per trace, interleaved, BENCH_RUNS times (median shown):
+// - DevTools: Debian chromium's own DevTools frontend (devtools://devtools/bundled/trace_app.html), its
+//   Performance panel given the file through "Load profile…" (Ctrl+O, the file chooser), timed from handing it the
+//   file until the panel shows the loaded trace (its Bottom-up tab and a frame after it).
+// - ours: `flagprof report TRACE --out FILE.html` started, then the HTML opened in the same browser, until its
+//   first frame (the status line's "First frame in …"): what a user of the command line waits for, from the command.
+// Prints one line per trace: `first-frame <file> ours <ms> devtools <ms> ratio <x>` (ours / DevTools; target
+// <= 0.5). BENCH_PEERS_TRACES (comma-separated paths) replaces the default traces: owlv2 (56 MB) and MTIA (87 MB).
+import { execFileSync } from 'node:child_process';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import * as path from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import { gunzipSync } from 'node:zlib';
+import { chromium } from 'playwright-core';
+/* global requestAnimationFrame */
+
+const here = path.dirname(fileURLToPath(import.meta.url));
+const root = path.resolve(here, '..');
+const out = path.join(here, 'out');
+mkdirSync(out, { recursive: true });
+const runs = Number(process.env.BENCH_RUNS ?? 3);
+const FLAGS = [
+  '--no-sandbox',
+  '--disable-gpu',
+  '--disable-quic',
+  '--no-first-run',
+  '--disable-background-networking',
+];
+const { executable } = JSON.parse(readFileSync(path.join(root, 'test', 'helpers', 'chromium.json'), 'utf8'));
+
+/** DevTools reads plain JSON through its file chooser: each trace decompressed to bench/out once. */
+function plain(file) {
+  if (!file.endsWith('.gz')) return file;
+  const target = path.join(out, path.basename(file).replace(/\.gz$/, ''));
+  if (!existsSync(target)) writeFileSync(target, gunzipSync(readFileSync(file)));
+  return target;
+}
+
+const traces = (
+  process.env.BENCH_PEERS_TRACES?.split(',') ?? [
+    path.resolve(root, '..', 'shared', 'traces', 'tracelens_h100_owlv2_large.trace.json.gz'),
+    path.resolve(root, '..', 'shared', 'traces', 'hta_mtia_train_rank0_large.trace.json.gz'),
+  ]
+).map((file) => plain(path.resolve(file)));
+
+async function devtools(browser, file) {
+  const page = await browser.newPage({ viewport: { width: 1280, height: 720 } });
+  try {
+    await page.goto('devtools://devtools/bundled/trace_app.html', { timeout: 30_000 });
+    // The frontend opens on its Sources panel with a "connection closed" notice (it has no page to debug).
+    const performanceTab = page.getByText('Performance', { exact: true }).first();
+    await performanceTab.waitFor({ timeout: 30_000 });
+    // Its notice is a modal: closed first, by its close button.
+    const close = page.getByRole('button', { name: /close/i }).first();
+    if (await close.isVisible().catch(() => false)) await close.click();
+    await performanceTab.click({ timeout: 30_000 });
+    await page.waitForTimeout(500);
+    const chooser = page.waitForEvent('filechooser', { timeout: 30_000 });
+    await page.keyboard.press('Control+o');
+    const picker = await chooser;
+    const started = Date.now();
+    await picker.setFiles(file);
+    await page
+      .getByText('Bottom-up', { exact: true })
+      .first()
+      .waitFor({ state: 'visible', timeout: 600_000 });
+    await page.evaluate(
+      () => new Promise((resolve) => requestAnimationFrame(() => requestAnimationFrame(resolve))),
+    );
+    const ms = Date.now() - started;
+    await page.screenshot({ path: path.join(out, `peers-devtools-${path.basename(file, '.json')}.png`) });
+    return ms;
+  } finally {
+    await page.close();
+  }
+}
+
+async function ours(browser, file) {
+  const report = path.join(out, `peers-${path.basename(file, '.json')}.html`);
+  // The tab exists before the clock starts, as DevTools' does.
+  const page = await browser.newPage({ viewport: { width: 1280, height: 720 } });
+  const started = Date.now();
+  execFileSync(process.execPath, [path.join(root, 'bin', 'flagprof.js'), 'report', file, '--out', report], {
+    stdio: 'ignore',
+  });
+  try {
+    await page.goto(pathToFileURL(report).href, { timeout: 600_000, waitUntil: 'commit' });
+    const status = page.locator('.status', { hasText: /First frame in/ });
+    await status.first().waitFor({ timeout: 600_000 });
+    const ms = Date.now() - started;
+    await page.screenshot({ path: path.join(out, `peers-ours-${path.basename(file, '.json')}.png`) });
+    return ms;
+  } finally {
+    await page.close();
+  }
+}
+
+const median = (values) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)];
+const browser = await chromium.launch({ executablePath: executable, args: FLAGS });
+try {
+  for (const file of traces) {
+    const timesOurs = [];
+    const timesDevtools = [];
+    for (let i = 0; i < runs; i++) {
+      timesOurs.push(await ours(browser, file));
+      timesDevtools.push(await devtools(browser, file));
+    }
+    const a = median(timesOurs);
+    const b = median(timesDevtools);
+    console.log(`first-frame ${path.basename(file)} ours ${a} devtools ${b} ratio ${(a / b).toFixed(2)}`);
+  }
+} finally {
+  await browser.close();
+}

@@ -92,8 +92,15 @@ async function writeSynthetic(source, target, bytes) {
   const parsed = JSON.parse(readFileSync(source, 'utf8'));
   const events = parsed.traceEvents.filter((e) => e.ph !== 'M');
   const meta = parsed.traceEvents.filter((e) => e.ph === 'M');
-  let span = 0;
-  for (const e of events) if (typeof e.ts === 'number') span = Math.max(span, e.ts + (e.dur ?? 0));
+  // Each copy follows the one before it: shifted by the trace's span (its first event to its last end).
+  let first = Number.POSITIVE_INFINITY;
+  let last = Number.NEGATIVE_INFINITY;
+  for (const e of events) {
+    if (typeof e.ts !== 'number') continue;
+    first = Math.min(first, e.ts);
+    last = Math.max(last, e.ts + (e.dur ?? 0));
+  }
+  const span = last - first;
   const stream = createWriteStream(target);
   const write = (text) => (stream.write(text) ? undefined : new Promise((r) => stream.once('drain', r)));
   const header = { ...parsed, traceEvents: undefined };

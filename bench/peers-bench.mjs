@@ -52,14 +52,31 @@ async function devtools(browser, file) {
     // The frontend opens on its Sources panel with a "connection closed" notice (it has no page to debug).
     const performanceTab = page.getByText('Performance', { exact: true }).first();
     await performanceTab.waitFor({ timeout: 30_000 });
-    // Its notice is a modal: closed first, by its close button.
-    const close = page.getByRole('button', { name: /close/i }).first();
-    if (await close.isVisible().catch(() => false)) await close.click();
+    // Its notice is a modal: once it is up, Escape closes it (it comes a moment after the panel's tabs).
+    const notice = page.getByText('Debugging connection was closed').first();
+    if (
+      await notice.waitFor({ timeout: 10_000 }).then(
+        () => true,
+        () => false,
+      )
+    ) {
+      for (let i = 0; i < 10 && (await notice.isVisible().catch(() => false)); i++) {
+        await page.keyboard.press('Escape');
+        await page.waitForTimeout(200);
+      }
+    }
     await performanceTab.click({ timeout: 30_000 });
     await page.waitForTimeout(500);
-    const chooser = page.waitForEvent('filechooser', { timeout: 30_000 });
-    await page.keyboard.press('Control+o');
-    const picker = await chooser;
+    // "Load profile…": its toolbar button, or Ctrl+O where the button is not found; tried again if no chooser came.
+    let picker;
+    for (let attempt = 0; !picker && attempt < 4; attempt++) {
+      const chooser = page.waitForEvent('filechooser', { timeout: 5_000 }).catch(() => undefined);
+      const button = page.getByRole('button', { name: /^Load (profile|trace)/i }).first();
+      if (attempt % 2 === 0 && (await button.isVisible().catch(() => false))) await button.click();
+      else await page.keyboard.press('Control+o');
+      picker = await chooser;
+    }
+    if (!picker) throw new Error('DevTools offered no file chooser for "Load profile…"');
     const started = Date.now();
     await picker.setFiles(file);
     await page

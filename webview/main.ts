@@ -47,6 +47,7 @@ declare global {
   interface Window {
     flagprofTimeline?: TimelineAutomation;
     flagprofTimelineError?: string;
+    flagprofStatusLog?: string[];
   }
 }
 
@@ -136,6 +137,8 @@ class TimelineApp {
 
   private setStatus(text: string): void {
     this.status.textContent = text;
+    // Every status line shown, for automation (a partial profile's line is replaced within seconds).
+    (window.flagprofStatusLog ??= []).push(text);
   }
 
   /** Shows a profile: the page's parts, the timeline's first frame, then the rest of the work in idle time. */

@@ -55,11 +55,16 @@ export interface ImportOptions extends ImportLimitOptions {
    */
   parser?: ParserChoice;
   /**
-   * Progressive opening: once reading has taken partialAfterMs (default 1500) and less than three quarters of the
-   * file is read, the events read so far as a finished profile of their own (the import reads on). Called once.
+   * Progressive opening: the events read so far as a finished profile of their own, once, while the import reads
+   * on, before half the file is read: once partialSlices slices are in (default 250,000: a first frame quick to
+   * encode, send and draw) of a trace projected to hold four times as many, or once partialAfterMs have passed
+   * (default 1500) of a reading projected to take partialMinReadMs (default 3000). Projections are from the share
+   * read so far.
    */
   onPartial?: (partial: Profile, fraction: number) => void;
   partialAfterMs?: number;
+  partialSlices?: number;
+  partialMinReadMs?: number;
   /** Filled once the import is done (added to, by several imports): where its time went. */
   timings?: ImportTimings;
 }
@@ -540,11 +545,22 @@ class TraceParser {
 
   /** Hands the events read so far to onPartial, once, when the reading is slow enough for it to help. */
   offerPartial(): void {
-    const { onPartial, partialAfterMs = 1500 } = this.options;
-    if (!onPartial || this.partialOffered || performance.now() - this.startedAt < partialAfterMs) return;
+    const {
+      onPartial,
+      partialAfterMs = 1500,
+      partialSlices = 250_000,
+      partialMinReadMs = 3000,
+    } = this.options;
+    if (!onPartial || this.partialOffered) return;
     const fraction = this.progress?.fraction ?? Number.NaN;
-    const inEvents = this.state === State.Events || this.state === State.EventsAfterElement;
-    if (!(fraction < 0.75) || this.profile.slices.length === 0 || !inEvents) return;
+    const slices = this.profile.slices.length;
+    if (!(fraction < 0.5) || slices === 0) return;
+    if (this.state !== State.Events && this.state !== State.EventsAfterElement) return;
+    // Projected from the share read so far: a trace of millions of slices, or a reading of seconds.
+    const elapsed = performance.now() - this.startedAt;
+    const bySize = slices >= partialSlices && slices / fraction >= 4 * partialSlices;
+    const byTime = elapsed >= partialAfterMs && elapsed / fraction >= partialMinReadMs;
+    if (!bySize && !byTime) return;
     this.partialOffered = true;
     onPartial(this.snapshot(), fraction);
   }

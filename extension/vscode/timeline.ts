@@ -136,21 +136,42 @@ function oneLine(error: unknown): string {
   return text.split('\n')[0];
 }
 
-/** Profiles being loaded, by source: a panel restored while the same trace loads for another waits for that load. */
-const loading = new Map<string, Promise<Loaded>>();
+type PartialListener = (partial: Loaded, fraction: number) => void;
 
-function loadShared(
-  source: string,
-  onPartial?: (partial: Loaded, fraction: number) => void,
-): Promise<Loaded> {
+/**
+ * Profiles being loaded, by source: a panel restored while the same trace loads for another waits for that load,
+ * and every panel waiting gets its partial profile (at once, for a panel that joins after it came).
+ */
+interface SharedLoad {
+  done: Promise<Loaded>;
+  partial?: [Loaded, number];
+  listeners: Set<PartialListener>;
+}
+const loading = new Map<string, SharedLoad>();
+
+function loadShared(source: string, onPartial?: PartialListener): Promise<Loaded> {
   const key = keyOf(source);
-  const running = loading.get(key);
-  if (running) return running;
-  const started = loadProfile(source, onPartial).finally(() => {
-    if (loading.get(key) === started) loading.delete(key);
-  });
-  loading.set(key, started);
-  return started;
+  let shared = loading.get(key);
+  if (!shared) {
+    const listeners = new Set<PartialListener>();
+    // The callbacks run once reading has begun, after `entry` is set.
+    const entry: SharedLoad = {
+      listeners,
+      done: loadProfile(source, (partial, fraction) => {
+        entry.partial = [partial, fraction];
+        for (const listener of listeners) listener(partial, fraction);
+      }).finally(() => {
+        if (loading.get(key) === entry) loading.delete(key);
+      }),
+    };
+    loading.set(key, entry);
+    shared = entry;
+  }
+  if (onPartial) {
+    shared.listeners.add(onPartial);
+    if (shared.partial) onPartial(...shared.partial);
+  }
+  return shared.done;
 }
 
 /** One webview showing one profile; owns its message handling and dies with the panel. */
@@ -453,7 +474,9 @@ class TraceEditorProvider implements vscode.CustomReadonlyEditorProvider<TraceDo
     // instead of opening the trace a second time (the last tab opened wins when there are several).
     const panel = new TimelinePanel(webviewPanel, this.context.extensionUri, document.uri.fsPath, untrack);
     track(panel);
-    await panel.load(document.uri.fsPath);
+    // Not awaited: VS Code shows the editor's webview once this resolves, so the page starts while the trace is
+    // read, and can show its partial profile meanwhile (the load reports its own errors into the panel).
+    void panel.load(document.uri.fsPath);
   }
 }
 

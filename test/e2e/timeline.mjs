@@ -6,8 +6,9 @@
 // opens a trace with Open Trace… into a timeline tab that is hidden at once, and reloads the window (both timelines
 // come back, the hidden one although its webview never saved its state).
 // Screenshots go to test-artifacts/e2e-timeline/. Needs scripts/install-e2e.sh.
+/* global window */
 import { execFileSync, spawnSync } from 'node:child_process';
-import { copyFileSync, mkdirSync, readdirSync, writeFileSync } from 'node:fs';
+import { copyFileSync, mkdirSync, readdirSync, symlinkSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { quickOpen, runCommand, webviewFrame } from './workbench.mjs';
@@ -418,6 +419,44 @@ try {
       );
     return `${summary}; rank 0 ${sawFirstPart ? 'was' : 'was not'} seen alone first`;
   });
+
+  // A measurement, run where FLAGPROF_E2E_LARGE_TRACE names a large trace (npm run bench makes a 1 GB one in
+  // bench/out): its progressive first frame, timed from the click, then the whole trace's.
+  const large = process.env.FLAGPROF_E2E_LARGE_TRACE;
+  if (large) {
+    await step('a large trace shows the events read so far first, then the whole trace', async () => {
+      const name = 'large.pt.trace.json';
+      symlinkSync(path.resolve(large), path.join(workspace, name));
+      const started = await quickOpen(page, name);
+      const status = webviewFrame(page).locator('.status');
+      let partialMs;
+      let partialText = '';
+      const seen = [];
+      while (Date.now() - started < 600_000) {
+        const text = await status.innerText().catch(() => '');
+        if (!seen.includes(text)) seen.push(text);
+        if (partialMs === undefined && /of the trace read · the rest opening…$/.test(text)) {
+          partialMs = Date.now() - started;
+          partialText = text;
+          await screenshot('large-partial');
+        }
+        if (text.startsWith('First frame in')) break;
+        await page.waitForTimeout(100);
+      }
+      await firstFrame(10_000);
+      const wholeMs = Date.now() - started;
+      const summary = await timelineSummary(10_000);
+      await screenshot('large-whole');
+      const log = await webviewFrame(page)
+        .locator('body')
+        .evaluate(() => window.flagprofStatusLog ?? []);
+      if (partialMs === undefined)
+        throw new Error(
+          `no partial first frame was seen before "${summary}" (status: ${seen.join(' | ')}; the page's: ${log.join(' | ')})`,
+        );
+      return `partial first frame ${(partialMs / 1000).toFixed(1)} s from the click ("${partialText}"), whole ${(wholeMs / 1000).toFixed(1)} s: ${summary}`;
+    });
+  }
 } catch {
   process.exitCode = 1;
 } finally {

@@ -20,6 +20,7 @@ describe('a partial profile while the import reads on', () => {
       const full = await importTrace(file, {
         parser,
         partialAfterMs: 0,
+        partialMinReadMs: 0,
         onPartial: (p, fraction) => {
           expect(partial).toBeUndefined(); // once
           partial = p;
@@ -53,7 +54,7 @@ describe('a partial profile while the import reads on', () => {
     });
   }
 
-  it('is not offered when reading is quick (the default waits 1.5 s)', async () => {
+  it('is not offered when reading is quick (projected under 3 s)', async () => {
     let offered = false;
     await importTrace(path.join(ROOT, tracePath('hta_a100_simple_add.trace.json.gz')), {
       onPartial: () => (offered = true),

@@ -208,6 +208,20 @@ describe('multiprocessing children started with spawn', () => {
   );
 });
 
+describe("a child's SIGTERM handler", () => {
+  it(
+    "knows when the signal comes inside torch's Python tracer (stopping the profiler there deadlocks it)",
+    async () => {
+      // A Pool worker whose handler stopped the profiler from inside the tracer's callback hung its pool's
+      // terminate(): the handler can only wait for a safe moment once the tracer's flag is found in the child too.
+      const run = await profile(path.join(FIXTURES, 'tracer_calibrated.py'));
+      expect(run.code, run.stderr).toBe(0);
+      expect(run.stdout).toContain('worker calibrated: True');
+    },
+    TIMEOUT,
+  );
+});
+
 describe('torchrun ranks with DataLoader workers', () => {
   it(
     "each rank's worker is a part of that rank, shown as 'Rank R · DataLoader worker 0'",

@@ -15,6 +15,7 @@ code (atexit). A child killed on the way keeps the segments it wrote, as any run
 """
 
 import atexit
+import faulthandler
 import json
 import os
 import signal
@@ -147,6 +148,7 @@ def _start(torch, config, how):
     from .__main__ import Session, _import_lazy_profiler_modules, exact_site_table
     from .progress import Progress
     from .segments import SegmentWriter
+    from . import tracing_state
     from .window import CaptureWindow
 
     pid = os.getpid()
@@ -193,6 +195,9 @@ def _start(torch, config, how):
         site_table=site_table,
     )
     window.announce_native_failure = False
+    # Before the profiler starts (arm() does it in the main process): the SIGTERM handler below must know when the
+    # signal came inside a callback of torch's Python tracer, where stopping the profiler deadlocks it.
+    tracing_state.calibrate()
     window.open()
     if not window.captured:
         session.record.update(status="exited", notes=session.record["notes"] + window.notes)
@@ -231,10 +236,14 @@ def _start(torch, config, how):
     os._exit = _exit
     atexit.register(lambda: finish(None))
     if threading.current_thread() is threading.main_thread():
-        _finish_on_sigterm(window, finish)
+        _finish_on_sigterm(window, finish, directory)
 
 
-def _finish_on_sigterm(window, finish):
+# How long writing the profile on SIGTERM may take before the process ends anyway (a parent waiting to join it).
+TERM_FINISH_LIMIT_S = 30
+
+
+def _finish_on_sigterm(window, finish, directory):
     """A child is often ended by SIGTERM (multiprocessing's Pool on leaving its `with`, a DataLoader whose worker
     outlives its join): the profile is written first, then the signal does what it would have done. Where the
     signal lands inside torch (stopping the profiler there can crash it), a millisecond later."""
@@ -247,13 +256,37 @@ def _finish_on_sigterm(window, finish):
             signal.setitimer(signal.ITIMER_REAL, 0.001)
             return
         signal.signal(signal.SIGTERM, signal.SIG_IGN)
+        watchdog = _watchdog(directory)
         try:
             finish(128 + signal.SIGTERM, "terminated")
         finally:
+            if watchdog is not None:
+                faulthandler.cancel_dump_traceback_later()
+                watchdog.close()
+                _remove_quietly(watchdog.name)  # it did not fire: nothing to keep
             signal.signal(signal.SIGTERM, signal.SIG_DFL)
             os.kill(os.getpid(), signal.SIGTERM)
 
     signal.signal(signal.SIGTERM, on_term)
+
+
+def _watchdog(directory):
+    """A bound on finishing when the pool that sent SIGTERM waits to join this process: should writing the
+    profile hang, the interpreter's own watchdog thread writes where it was to terminate-hang.txt and ends the
+    process (the session, still "running", is sealed as a run that died)."""
+    try:
+        out = open(os.path.join(directory, "terminate-hang.txt"), "w")
+        faulthandler.dump_traceback_later(TERM_FINISH_LIMIT_S, exit=True, file=out)
+        return out
+    except (OSError, ValueError, RuntimeError):
+        return None
+
+
+def _remove_quietly(path):
+    try:
+        os.remove(path)
+    except OSError:
+        pass
 
 
 class _Options:

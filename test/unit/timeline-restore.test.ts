@@ -194,6 +194,32 @@ describe('TimelineChannel', () => {
     ]);
   });
 
+  it("shows a load's partial profile while it goes on, then the whole; a partial of an overtaken load is dropped", async () => {
+    const w = new FakeWebview();
+    w.load();
+    const ticket = w.channel.beginLoad('Opening profile…', '/big.json');
+    w.channel.showPartial(ticket, payload(4)); // the events read so far
+    expect(w.channel.isCurrent(ticket)).toBe(true); // the load goes on
+    expect(w.channel.finishLoad(ticket, payload(8))).toBe(true);
+    await settled();
+    expect(w.received).toEqual([
+      { type: 'progress', title: 'Opening profile…', message: '/big.json' },
+      { type: 'init', payload: payload(4) },
+      { type: 'init', payload: payload(8) },
+    ]);
+    // A webview that comes back later gets the whole, not the partial.
+    w.hide();
+    w.load();
+    await settled();
+    expect(w.received.at(-1)).toEqual({ type: 'init', payload: payload(8) });
+    // A partial that arrives after newer content took the panel shows nothing.
+    const late = w.channel.beginLoad('Opening profile…', '/other.json');
+    w.channel.showProfile(payload(2));
+    w.channel.showPartial(late, payload(5));
+    await settled();
+    expect(w.received.at(-1)).toEqual({ type: 'init', payload: payload(2) });
+  });
+
   it('drops a load that finishes after the panel was closed', async () => {
     const w = new FakeWebview();
     w.load();

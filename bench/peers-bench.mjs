@@ -21,14 +21,10 @@ const root = path.resolve(here, '..');
 const out = path.join(here, 'out');
 mkdirSync(out, { recursive: true });
 const runs = Number(process.env.BENCH_RUNS ?? 3);
-const FLAGS = [
-  '--no-sandbox',
-  '--disable-gpu',
-  '--disable-quic',
-  '--no-first-run',
-  '--disable-background-networking',
-];
-const { executable } = JSON.parse(readFileSync(path.join(root, 'test', 'helpers', 'chromium.json'), 'utf8'));
+// The browser and flags every browser test here uses.
+const { executable, flags } = JSON.parse(
+  readFileSync(path.join(root, 'test', 'helpers', 'chromium.json'), 'utf8'),
+);
 
 /** DevTools reads plain JSON through its file chooser: each trace decompressed to bench/out once. */
 function plain(file) {
@@ -115,7 +111,7 @@ async function ours(browser, file) {
 }
 
 const median = (values) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)];
-const browser = await chromium.launch({ executablePath: executable, args: FLAGS });
+const browser = await chromium.launch({ executablePath: executable, args: flags });
 try {
   for (const file of traces) {
     const timesOurs = [];

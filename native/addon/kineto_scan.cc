@@ -159,6 +159,12 @@ Time parseTime(const uint8_t* b, size_t p, size_t end, double& us, double& fracN
   return Time::Ok;
 }
 
+// A time value [p, next) as stringOrToken found it: bare, or inside quotes (as Ascend writes timestamps).
+inline Time parseTimeValue(const uint8_t* b, size_t p, size_t next, double& us, double& fracNs) {
+  const bool quoted = b[p] == '"';
+  return parseTime(b, quoted ? p + 1 : p, quoted ? next - 1 : next, us, fracNs);
+}
+
 // bytes.ts skipValue; a bare non-JSON value (which the parser reports) or a syntax problem is handed back.
 int64_t skipValue(const uint8_t* b, size_t p, size_t end) {
   const uint8_t c = b[p];
@@ -448,12 +454,8 @@ ScanResult KinetoScanner::scan(const uint8_t* b, size_t pos, size_t end, ScanSta
         if (next >= 0) ev.ph = quoted ? b[p + 1] : c;
       } else if (klen == 2 && k0 == 't' && k1 == 's') {
         next = stringOrToken(b, p, end);
-        if (next >= 0) {
-          const size_t s = quoted ? p + 1 : p;
-          const size_t e = quoted ? size_t(next) - 1 : size_t(next);
-          // A "ts" that is not a decimal number is counted and reported by the parser.
-          if (parseTime(b, s, e, ev.tsUs, ev.tsFracNs) != Time::Ok) next = kHandBack;
-        }
+        // A "ts" that is not a decimal number is counted and reported by the parser.
+        if (next >= 0 && parseTimeValue(b, p, size_t(next), ev.tsUs, ev.tsFracNs) != Time::Ok) next = kHandBack;
       } else if (klen == 2 && k0 == 'i' && k1 == 'd') {
         next = stringOrToken(b, p, end);
         if (next >= 0) ev.id = quoted ? intern(b, p + 1, size_t(next) - 1, host) : intern(b, p, size_t(next), host);
@@ -477,13 +479,9 @@ ScanResult KinetoScanner::scan(const uint8_t* b, size_t pos, size_t end, ScanSta
         }
       } else if (klen == 3 && k0 == 'd' && k1 == 'u' && b[k + 2] == 'r') {
         next = stringOrToken(b, p, end);
-        if (next >= 0) {
-          const size_t s = quoted ? p + 1 : p;
-          const size_t e = quoted ? size_t(next) - 1 : size_t(next);
-          double us = 0, frac = 0;
-          if (parseTime(b, s, e, us, frac) != Time::Ok) next = kHandBack;
-          else ev.durNs = us * 1000 + frac;
-        }
+        double us = 0, frac = 0;
+        if (next >= 0 && parseTimeValue(b, p, size_t(next), us, frac) != Time::Ok) next = kHandBack;
+        else if (next >= 0) ev.durNs = us * 1000 + frac;
       } else if (klen == 4 && std::memcmp(b + k, "name", 4) == 0) {
         if (!quoted) {
           next = kHandBack;

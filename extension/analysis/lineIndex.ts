@@ -924,3 +924,59 @@ export function lineDiffChange(before: string, after: string): TextChange | unde
     text: inserted.join('\n'),
   };
 }
+
+/**
+ * How one open document's lines relate to the lines profiled, across its edits: the state an editor keeps per
+ * document, without the editor. The profiled text is known only when the file on disk was not saved after the
+ * profile; then an edit (an undo, a revert) that brings the document back to it makes every line match again.
+ */
+export class DocumentLines {
+  map: LineShiftMap;
+  lineCount: number;
+  /** The text as profiled, when known. */
+  private readonly profiledText: string | undefined;
+  private readonly profiledLineCount: number;
+  private readonly tracked: number[];
+
+  constructor(options: {
+    /** 0-based lines that carry profile data. */
+    tracked: number[];
+    /** Lines the profile knows of at least (its highest line). */
+    minLines: number;
+    /** The document's text and line count when first seen. */
+    text: string;
+    lineCount: number;
+    /** The file on disk then (undefined when unreadable), and whether it was saved after the profile. */
+    diskText: string | undefined;
+    diskNewer: boolean;
+  }) {
+    const { tracked, diskText, diskNewer } = options;
+    this.lineCount = options.lineCount;
+    this.tracked = tracked;
+    this.profiledLineCount = Math.max(
+      diskText === undefined ? options.lineCount : diskText.split('\n').length,
+      options.minLines,
+    );
+    this.map = createLineShiftMap(this.profiledLineCount, tracked);
+    // A file saved after the profile is not the profiled text: nothing can bring the document back to it.
+    this.profiledText = diskNewer ? undefined : diskText;
+    if (diskNewer) {
+      this.map = markUnmappable(this.map, 'the file was saved after the profile was taken');
+    } else if (diskText !== undefined) {
+      const change = lineDiffChange(diskText, options.text);
+      if (change) this.map = applyTextChanges(this.map, [change]);
+    }
+  }
+
+  /** Applies one change event; `text` and `lineCount` are the document's after it. Whether the map changed. */
+  apply(changes: readonly TextChange[], text: () => string, lineCount: number): boolean {
+    const before = this.lineCount;
+    this.lineCount = lineCount;
+    let next = applyTextChanges(this.map, changes, before);
+    if ((next.shifted || next.unmappable) && this.profiledText !== undefined && text() === this.profiledText)
+      next = createLineShiftMap(this.profiledLineCount, this.tracked);
+    if (next === this.map) return false;
+    this.map = next;
+    return true;
+  }
+}

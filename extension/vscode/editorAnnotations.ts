@@ -11,13 +11,10 @@ import type { Profile } from '../model/profile';
 import { labelText, markdownText } from '../shared/text';
 import type { Analysis } from '../analysis/types';
 import {
-  applyTextChanges,
   buildLineIndex,
-  createLineShiftMap,
   currentLine,
-  lineDiffChange,
+  DocumentLines,
   lookupFile,
-  markUnmappable,
   normalizePath,
   profiledLines,
   type FileIndex,
@@ -68,11 +65,8 @@ export interface DocumentAnnotations {
 }
 
 class DocumentTracker implements DocumentAnnotations {
-  map: LineShiftMap;
+  private readonly lines: DocumentLines;
   private inverse: Int32Array | undefined;
-  /** The text as profiled (the file on disk when first seen), to notice an undo back to it. */
-  private readonly baseline: string | undefined;
-  lineCount: number;
   /** Text at close, so a reopened document that did not change keeps its map. */
   closedText: string | undefined;
 
@@ -83,22 +77,22 @@ class DocumentTracker implements DocumentAnnotations {
     diskText: string | undefined,
     diskNewer: boolean,
   ) {
-    this.lineCount = document.lineCount;
-    const profiledCount = Math.max(
-      diskText === undefined ? document.lineCount : diskText.split('\n').length,
-      maxLine(file),
-    );
-    this.map = createLineShiftMap(
-      profiledCount,
-      file.lines.map((l) => l.line - 1),
-    );
-    this.baseline = diskText;
-    if (diskNewer) {
-      this.map = markUnmappable(this.map, 'the file was saved after the profile was taken');
-    } else if (diskText !== undefined) {
-      const change = lineDiffChange(diskText, document.getText());
-      if (change) this.map = applyTextChanges(this.map, [change]);
-    }
+    this.lines = new DocumentLines({
+      tracked: file.lines.map((l) => l.line - 1),
+      minLines: maxLine(file),
+      text: document.getText(),
+      lineCount: document.lineCount,
+      diskText,
+      diskNewer,
+    });
+  }
+
+  get map(): LineShiftMap {
+    return this.lines.map;
+  }
+
+  get lineCount(): number {
+    return this.lines.lineCount;
   }
 
   get staleMessage(): string | undefined {
@@ -118,23 +112,8 @@ class DocumentTracker implements DocumentAnnotations {
           ? event.document.lineAt(c.range.start.line).text.slice(0, c.range.start.character).trim() === ''
           : undefined,
     }));
-    const before = this.lineCount;
-    this.lineCount = event.document.lineCount;
-    let next = applyTextChanges(this.map, changes, before);
-    // Undo back to the profiled text (or a revert) makes every line match again.
-    if (
-      (next.shifted || next.unmappable) &&
-      this.baseline !== undefined &&
-      event.document.getText() === this.baseline
-    )
-      next = createLineShiftMap(
-        this.map.toCurrent.length,
-        this.file.lines.map((l) => l.line - 1),
-      );
-    if (next !== this.map) {
-      this.map = next;
+    if (this.lines.apply(changes, () => event.document.getText(), event.document.lineCount))
       this.inverse = undefined;
-    }
   }
 
   entryAt(line: number): LineEntry | undefined {

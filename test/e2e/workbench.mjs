@@ -88,7 +88,10 @@ export async function hoverWord(page, lineText, word, expect, timeoutMs = 15_000
   await line.waitFor({ timeout: 10_000 });
   const span = line.locator('span span', { hasText: word }).first();
   const hover = page.locator('.monaco-hover:not(.hidden)', { hasText: expect }).first();
+  const anyHover = page.locator('.monaco-hover:not(.hidden)').first();
   const deadline = Date.now() + timeoutMs;
+  // What the hover said instead, for the failure message.
+  let seen = '';
   // The hover needs the mouse to arrive on the word; moving away and back again re-triggers it.
   while (Date.now() < deadline) {
     await page.mouse.move(5, 5);
@@ -97,10 +100,11 @@ export async function hoverWord(page, lineText, word, expect, timeoutMs = 15_000
       await hover.waitFor({ state: 'visible', timeout: 3_000 });
       return { text: await hover.innerText(), hover };
     } catch {
-      // try again
+      seen = await anyHover.innerText({ timeout: 500 }).catch(() => seen);
     }
   }
-  throw new Error(`no hover with "${expect}" over "${word}" in line "${lineText}"`);
+  const said = seen ? `; the hover said: ${seen.replace(/\s+/g, ' ').slice(0, 300)}` : '; no hover showed';
+  throw new Error(`no hover with "${expect}" over "${word}" in line "${lineText}"${said}`);
 }
 
 /** The webview's document, two iframes deep. */

@@ -9,6 +9,9 @@ import { gunzipSync } from 'node:zlib';
 
 const runs = Number(process.env.BENCH_RUNS ?? 3);
 const targetGB = Number(process.env.BENCH_SYNTHETIC_GB ?? 1);
+// BENCH_TRACES=owlv2,mtia picks the real traces whose names contain one of the words; BENCH_SYNTHETIC_GB=0 skips
+// the synthetic trace.
+const picked = process.env.BENCH_TRACES?.split(',').filter(Boolean);
 
 await loadBundle('import-child', 'bench/import-child.ts');
 
@@ -17,6 +20,7 @@ const tracesDir = path.resolve(root, '..', 'shared', 'traces');
 const realTraces = [];
 for (const name of readdirSync(tracesDir, { recursive: true }).map(String).sort()) {
   if (!/\.json(\.gz)?$/.test(name)) continue;
+  if (picked && !picked.some((word) => name.includes(word))) continue;
   const source = path.join(tracesDir, name);
   const target = path.join(out, path.basename(name).replace(/\.gz$/, ''));
   if (!existsSync(target)) {
@@ -29,7 +33,7 @@ for (const name of readdirSync(tracesDir, { recursive: true }).map(String).sort(
 const real = path.join(out, 'tracelens_h100_owlv2_large.trace.json');
 
 const synthetic = path.join(out, `synthetic_${targetGB}gb.trace.json`);
-if (!existsSync(synthetic)) await writeSynthetic(real, synthetic, targetGB * 1e9);
+if (targetGB > 0 && !existsSync(synthetic)) await writeSynthetic(real, synthetic, targetGB * 1e9);
 
 function measure(mode, file) {
   const results = [];
@@ -51,7 +55,7 @@ function measure(mode, file) {
 const rows = [];
 for (const [label, file] of [
   ...realTraces.map((file) => [path.basename(file).replace(/\.(pt\.)?trace\.json$/, ''), file]),
-  [`synthetic ~${targetGB} GB`, synthetic],
+  ...(targetGB > 0 ? [[`synthetic ~${targetGB} GB`, synthetic]] : []),
 ]) {
   const mb = statSync(file).size / 1e6;
   const json = measure('json', file);

@@ -344,10 +344,10 @@ try {
             .isVisible()
             .catch(() => false);
         if (await summary.isVisible().catch(() => false)) break;
-        await page.waitForTimeout(100);
+        await page.waitForTimeout(50);
       }
-      await firstFrame(60_000);
       const editorMs = Date.now() - started;
+      await firstFrame(60_000);
       const cliStarted = Date.now();
       execFileSync(
         process.execPath,
@@ -363,7 +363,7 @@ try {
       const account = await webviewFrame(page).locator('.status').innerText();
       if (!/^First frame in [\d.]+ m?s from opening \(read .* · drawing [\d.]+ m?s\)$/.test(account))
         throw new Error(`the status line does not count from the opening: "${account}"`);
-      return `editor ${(editorMs / 1000).toFixed(1)} s to first frame, CLI summary ${(cliMs / 1000).toFixed(1)} s: ${(editorMs / cliMs).toFixed(2)}×; ${await summary.innerText()}; "${account}"`;
+      return `editor ${(editorMs / 1000).toFixed(2)} s to first frame, CLI summary ${(cliMs / 1000).toFixed(2)} s: ${(editorMs / cliMs).toFixed(2)}×; ${await summary.innerText()}; "${account}"`;
     },
   );
 
@@ -454,7 +454,7 @@ try {
         throw new Error(
           `no partial first frame was seen before "${summary}" (status: ${seen.join(' | ')}; the page's: ${log.join(' | ')})`,
         );
-      return `partial first frame ${(partialMs / 1000).toFixed(1)} s from the click ("${partialText}"), whole ${(wholeMs / 1000).toFixed(1)} s: ${summary}`;
+      return `partial first frame ${(partialMs / 1000).toFixed(1)} s from the click ("${partialText}"), whole ${(wholeMs / 1000).toFixed(1)} s: ${summary}; "${log.at(-1)}"`;
     });
   }
 } catch {

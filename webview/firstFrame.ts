@@ -61,3 +61,11 @@ export function firstFrameAccount(
     sinceOpenedMs,
   };
 }
+
+/**
+ * The account of a whole profile that replaced a partial one of the same open (a run's first part, the events read
+ * so far): the first frame was the partial's, so the line says when the whole came and when the first frame did.
+ */
+export function wholeAfterPartAccount(wholeText: string, firstSinceOpenedMs: number): string {
+  return `${wholeText.replace(/^First frame in /, 'Whole trace in ')} · first frame at ${seconds(firstSinceOpenedMs)}`;
+}

@@ -12,7 +12,7 @@ import '@vscode-elements/elements/dist/vscode-tab-panel/index.js';
 import './timeline.css';
 import { visibleText } from '../extension/shared/text';
 import { unpackTimeline, type HostToWebview, type TimelineSite } from '../extension/protocol';
-import { firstFrameAccount, type Arrival } from './firstFrame';
+import { firstFrameAccount, wholeAfterPartAccount, type Arrival } from './firstFrame';
 import { renderDetails, renderRange, type DetailsActions } from './details';
 import { el } from './dom';
 import { formatDuration } from '../extension/shared/format';
@@ -74,6 +74,8 @@ class TimelineApp {
   private source = '';
   private tab = 0;
   private readonly flows = new AllFlowsToggle((all) => this.showAllFlows(all));
+  /** When this open's first partial profile was drawn, for the whole's account (the first frame was that one). */
+  private partShown: { atMs: number; sinceOpenedMs: number } | undefined;
   /** The tables and the toolbar follow the profiler frames' toggle. */
   private profilerFramesChanged: () => void = () => {};
 
@@ -187,7 +189,21 @@ class TimelineApp {
     };
     const account = firstFrameAccount(model.header.opened, arrival, firstFrameMs, Date.now());
     window.flagprofTimeline.sinceOpenedMs = account.sinceOpenedMs;
-    this.setStatus(model.header.partial ? visibleText(model.header.partial) : account.text);
+    let status = model.header.partial ? visibleText(model.header.partial) : account.text;
+    const openedAt = model.header.opened?.atMs;
+    const part = this.partShown;
+    if (model.header.partial) {
+      // The first frame of this open, unless an earlier part of it already came.
+      if (openedAt !== undefined && account.sinceOpenedMs !== undefined && part?.atMs !== openedAt)
+        this.partShown = { atMs: openedAt, sinceOpenedMs: account.sinceOpenedMs };
+    } else {
+      this.partShown = undefined;
+      if (part && part.atMs === openedAt) {
+        status = wholeAfterPartAccount(account.text, part.sinceOpenedMs);
+        window.flagprofTimeline.sinceOpenedMs = part.sinceOpenedMs;
+      }
+    }
+    this.setStatus(status);
     this.saveState();
     new MutationObserver(() => view.refreshTheme()).observe(document.body, {
       attributes: true,

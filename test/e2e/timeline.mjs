@@ -61,7 +61,10 @@ async function timelineSummary(timeoutMs = 60_000) {
 
 /** Waits until the active timeline has drawn its first frame (it says so in its status line). */
 async function firstFrame(timeoutMs = 30_000) {
-  await webviewFrame(page).locator('.status', { hasText: 'First frame in' }).waitFor({ timeout: timeoutMs });
+  // A whole profile that followed a partial one of it says "Whole trace in …, first frame at …".
+  await webviewFrame(page)
+    .locator('.status', { hasText: /^(First frame|Whole trace) in / })
+    .waitFor({ timeout: timeoutMs });
 }
 
 /**
@@ -384,7 +387,7 @@ try {
     }
     await page.locator('.tabs-container .tab.active', { hasText: RANKS }).waitFor({ timeout: 60_000 });
     // Rank 0 is shown first, while the other seven are read ("Rank 0 shown · 7 more ranks opening…"); the whole
-    // run then replaces it, and only that one says "First frame in".
+    // run then replaces it, saying when it came and that the first frame (rank 0's) came before.
     const status = webviewFrame(page).locator('.status');
     let sawFirstPart = false;
     const waitStarted = Date.now();
@@ -394,10 +397,13 @@ try {
         sawFirstPart = true;
         await screenshot('ranks-first-part');
       }
-      if (text.startsWith('First frame in')) break;
+      if (/^(First frame|Whole trace) in /.test(text)) break;
       await page.waitForTimeout(50);
     }
     await firstFrame(10_000);
+    const account = await status.innerText();
+    if (sawFirstPart && !/^Whole trace in .* · first frame at [\d.]+ m?s$/.test(account))
+      throw new Error(`after rank 0 the whole run's status line does not say when each came: "${account}"`);
     const summary = await timelineSummary(10_000);
     await screenshot('ranks-merged');
     // The command line's merged report of the same folder counts the slices of all eight ranks.
@@ -417,7 +423,7 @@ try {
       throw new Error(
         `the timeline shows "${summary}", the merged report ${expected ?? report.stderr} slices`,
       );
-    return `${summary}; rank 0 ${sawFirstPart ? 'was' : 'was not'} seen alone first`;
+    return `${summary}; rank 0 ${sawFirstPart ? 'was' : 'was not'} seen alone first; "${account}"`;
   });
 
   // A measurement, run where FLAGPROF_E2E_LARGE_TRACE names a large trace (npm run bench makes a 1 GB one in
@@ -440,7 +446,7 @@ try {
           partialText = text;
           await screenshot('large-partial');
         }
-        if (text.startsWith('First frame in')) break;
+        if (/^(First frame|Whole trace) in /.test(text)) break;
         await page.waitForTimeout(100);
       }
       await firstFrame(10_000);

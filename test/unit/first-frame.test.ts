@@ -1,6 +1,6 @@
 /** The status line's first frame, counted from the user's action (webview/firstFrame.ts). */
 import { describe, expect, it } from 'vitest';
-import { firstFrameAccount } from '../../webview/firstFrame';
+import { firstFrameAccount, wholeAfterPartAccount } from '../../webview/firstFrame';
 
 describe('firstFrameAccount', () => {
   it('counts from the opening on the host, with each step: read, analysis, payload and page, transfer, drawing', () => {
@@ -37,5 +37,17 @@ describe('firstFrameAccount', () => {
       sinceOpenedMs: 1099,
     });
     expect(firstFrameAccount(undefined, { atMs: 5 }, 42.4, 50).text).toBe('First frame in 42 ms');
+  });
+
+  it('a whole trace after its partial frame says when it came, and that the first frame came earlier', () => {
+    const whole = firstFrameAccount(
+      { atMs: 0, readMs: 6300, analysisMs: 1300 },
+      { atMs: 15_000 },
+      600,
+      15_600,
+    );
+    expect(wholeAfterPartAccount(whole.text, 2100)).toBe(
+      'Whole trace in at least 8.2 s from opening (read 6.3 s · analysis 1.3 s · drawing 600 ms) · first frame at 2.1 s',
+    );
   });
 });

@@ -221,16 +221,12 @@ describe('DocumentLines', () => {
   const lines = (text: string) => text.split('\n').length;
   /** The edit a reload from disk makes (VS Code replaces the block between the shared top and bottom lines). */
   const reload = (before: string, after: string) => [lineDiffChange(before, after)!];
+  /** Line 3 (0-based 2) carries profile data; the document is first seen holding `text`. */
+  const seen = (text: string, diskText: string, diskNewer: boolean) =>
+    new DocumentLines({ tracked: [2], minLines: 3, text, lineCount: lines(text), diskText, diskNewer });
 
   it('an undo or revert back to the profiled text makes every line match again', () => {
-    const doc = new DocumentLines({
-      tracked: [2],
-      minLines: 3,
-      text: profiled,
-      lineCount: lines(profiled),
-      diskText: profiled,
-      diskNewer: false,
-    });
+    const doc = seen(profiled, profiled, false);
     expect(doc.apply(reload(profiled, rewritten), () => rewritten, lines(rewritten))).toBe(true);
     expect(doc.map.unmappable).toBeDefined();
     expect(doc.apply(reload(rewritten, profiled), () => profiled, lines(profiled))).toBe(true);
@@ -241,14 +237,7 @@ describe('DocumentLines', () => {
   it('a file saved after the profile stays stale when the document is reloaded to what is on disk', () => {
     // First seen while the editor still held older text and the disk had been rewritten (a checkout): the disk
     // text is not what was profiled, so the reload that follows must not count as a return to it.
-    const doc = new DocumentLines({
-      tracked: [2],
-      minLines: 3,
-      text: profiled,
-      lineCount: lines(profiled),
-      diskText: rewritten,
-      diskNewer: true,
-    });
+    const doc = seen(profiled, rewritten, true);
     expect(doc.map.unmappable).toBe('the file was saved after the profile was taken');
     doc.apply(reload(profiled, rewritten), () => rewritten, lines(rewritten));
     expect(doc.map.unmappable).toBe('the file was saved after the profile was taken');
@@ -256,14 +245,7 @@ describe('DocumentLines', () => {
 
   it('maps unsaved edits made while the profile ran from the disk text to the open text', () => {
     const open = 'a\nNEW\nb\nc\nd\n';
-    const doc = new DocumentLines({
-      tracked: [2],
-      minLines: 3,
-      text: open,
-      lineCount: lines(open),
-      diskText: profiled,
-      diskNewer: false,
-    });
+    const doc = seen(open, profiled, false);
     expect(doc.map.unmappable).toBeUndefined();
     expect(currentLine(doc.map, 2)).toBe(3);
   });

@@ -17,7 +17,7 @@
     },
     {
       "target_name": "flagprof",
-      "sources": ["native/addon/addon.cc", "native/addon/kineto_scan.cc"],
+      "sources": ["native/addon/addon.cc", "native/addon/kineto_scan.cc", "native/addon/slice_order.cc"],
       "dependencies": ["flagprof_tracer"],
       "include_dirs": ["<!(node -p \"require('node-addon-api').include_dir\")"],
       "defines": ["NAPI_VERSION=8", "NAPI_CPP_EXCEPTIONS"]

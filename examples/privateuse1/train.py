@@ -20,9 +20,15 @@ optimizer = torch.optim.SGD(model.parameters(), lr=0.05)
 inputs = torch.randn(256, 64).to(device)
 targets = torch.randn(256, 10).to(device)
 
-for step in range(10):
-    optimizer.zero_grad()
-    loss = torch.nn.functional.mse_loss(model(inputs), targets)
-    loss.backward()
-    optimizer.step()
-    print("step %d loss %.4f" % (step, loss.item()))
+# Backward runs on this thread, not on autograd's thread for the device. On that thread the last backward's state
+# is released after backward() has returned here, and releasing it takes the GIL (torch 2.13 keeps a Python
+# context in it); when the script has ended by then, CPython 3.11 ends that thread inside torch's C++ and the
+# process aborts at exit ("terminate called without an active exception"), a few times in a hundred on a busy
+# machine. The device work is the same either way.
+with torch.autograd.set_multithreading_enabled(False):
+    for step in range(10):
+        optimizer.zero_grad()
+        loss = torch.nn.functional.mse_loss(model(inputs), targets)
+        loss.backward()
+        optimizer.step()
+        print("step %d loss %.4f" % (step, loss.item()))

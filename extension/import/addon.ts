@@ -113,8 +113,11 @@ export interface KinetoScannerHandle {
 export interface KinetoScannerHost {
   instantKind: number;
   otherKind: number;
-  /** The string id of JSON string content [start, end) of the buffer being scanned. */
-  intern(start: number, end: number): number;
+  /**
+   * The string id of JSON string content [start, end) of the buffer being scanned; `text` is that content as a
+   * string where it holds no escape (absent: decode the bytes).
+   */
+  intern(start: number, end: number, text?: string): number;
   track(pidToken: number, tidToken: number): number;
   kind(catId: number): number;
 }
@@ -124,6 +127,47 @@ export interface FlagprofAddon {
   decodeCapture(file: string, options?: { args?: boolean }): DecodedCapture;
   /** Absent from addons built before the native parse path. */
   KinetoScanner?: new (host: KinetoScannerHost) => KinetoScannerHandle;
+  /**
+   * finish.ts sortByTrack + nest over the columns, writing order, offsets, depth, parent and per-track maxDepth;
+   * false when a slice names a track past trackCount. Absent from addons built before it.
+   */
+  orderAndNest?(
+    track: Uint32Array,
+    start: Float64Array,
+    dur: Float64Array,
+    length: number,
+    trackCount: number,
+    order: Uint32Array,
+    offsets: Uint32Array,
+    depth: Uint16Array,
+    parent: Int32Array,
+    maxDepth: Uint32Array,
+  ): boolean;
+  /** finish.ts rebase's shift, subtracted from both columns in place (0: none; NaN: no times). */
+  shiftToZero?(start: Float64Array, n: number, flowTs: Float64Array, m: number): number;
+  /** Per track, the slices of class 1 (device) and 2 (CPU) by classOfKind[kind]; false on an index out of range. */
+  countByClass?(
+    kind: Uint8Array,
+    track: Uint32Array,
+    n: number,
+    classOfKind: Uint8Array,
+    device: Uint32Array,
+    cpu: Uint32Array,
+    trackCount: number,
+  ): boolean;
+  /** finish.ts bindFlows over the order orderAndNest made, looking in lookIn[track] (-1: skip the half). */
+  bindFlows?(
+    flowTrack: Uint32Array,
+    flowTs: Float64Array,
+    m: number,
+    lookIn: Int32Array,
+    order: Uint32Array,
+    offsets: Uint32Array,
+    start: Float64Array,
+    dur: Float64Array,
+    parent: Int32Array,
+    slice: Int32Array,
+  ): boolean;
   formatVersion: number;
 }
 

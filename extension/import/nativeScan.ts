@@ -64,6 +64,8 @@ export function defaultParser(): ParserChoice {
 /** What the scanner needs of the parser: its string interning, tracks and category kinds, on a miss. */
 export interface ScanParser {
   internBytes(buf: Uint8Array, start: number, end: number): number;
+  /** The id of a string without escapes, as the addon made it. */
+  internText(text: string): number;
   trackFor(pidToken: number, tidToken: number): number;
   kindOf(catId: number): number;
   /** A metadata event (ph M): its name id, pid and tid tokens (-1: absent), its args' bytes in buf (-1: none). */
@@ -132,7 +134,8 @@ export class NativeEventScan {
     const scanner = new Scanner({
       instantKind: SliceKind.Instant,
       otherKind: SliceKind.Other,
-      intern: (start, end) => parser.internBytes(scan!.buf, start, end),
+      intern: (start, end, text) =>
+        text === undefined ? parser.internBytes(scan!.buf, start, end) : parser.internText(text),
       track: (pid, tid) => parser.trackFor(pid, tid),
       kind: (cat) => parser.kindOf(cat),
     });

@@ -14,6 +14,7 @@
 
 #include "../tracer/capture_decoder.h"
 #include "kineto_scan.h"
+#include "slice_order.h"
 #include "../tracer/fpc_format.h"
 #include "../vendors/vendors.h"
 
@@ -380,6 +381,7 @@ class KinetoScannerWrap : public Napi::ObjectWrap<KinetoScannerWrap>, private fl
     meta_.length = std::min(size_t(io[kMetaLength]), meta_.capacity);
     flagprof::kineto::ScanState state{io[kAfterElement] != 0, io[kOriginUs], io[kEventCount]};
     const flagprof::kineto::ScanLimits limits{io[kMaxEvents], io[kMaxSlices], io[kMaxValue]};
+    scanBuf_ = buf.Data();
     const flagprof::kineto::ScanResult r =
         scanner_.scan(buf.Data(), pos, end, state, limits, slices_, flows_, args_, notes_, meta_, *this);
     io[kAfterElement] = state.afterElement ? 1 : 0;
@@ -399,7 +401,13 @@ class KinetoScannerWrap : public Napi::ObjectWrap<KinetoScannerWrap>, private fl
   }
 
   uint32_t internBytes(size_t start, size_t end) override {
-    Napi::Value v = intern_.Call({Napi::Number::New(env_, double(start)), Napi::Number::New(env_, double(end))});
+    // Text without escapes goes as a string made here: decoding it in JS (a view, then TextDecoder) cost more than
+    // the call itself for the ten thousand flow ids of a trace.
+    const char* text = reinterpret_cast<const char*>(scanBuf_ + start);
+    const bool plain = std::memchr(text, '\\', end - start) == nullptr;
+    Napi::Value v = plain ? intern_.Call({Napi::Number::New(env_, double(start)), Napi::Number::New(env_, double(end)),
+                                          Napi::String::New(env_, text, end - start)})
+                          : intern_.Call({Napi::Number::New(env_, double(start)), Napi::Number::New(env_, double(end))});
     return v.As<Napi::Number>().Uint32Value();
   }
   uint32_t trackFor(uint32_t pid, uint32_t tid) override {
@@ -412,6 +420,7 @@ class KinetoScannerWrap : public Napi::ObjectWrap<KinetoScannerWrap>, private fl
 
   flagprof::kineto::KinetoScanner scanner_;
   Napi::FunctionReference intern_, track_, kind_;
+  const uint8_t* scanBuf_ = nullptr;
   Napi::ObjectReference bound_;
   flagprof::kineto::SliceColumns slices_{};
   flagprof::kineto::FlowColumns flows_{};
@@ -421,7 +430,96 @@ class KinetoScannerWrap : public Napi::ObjectWrap<KinetoScannerWrap>, private fl
   Napi::Env env_ = nullptr;
 };
 
+template <typename Array>
+Array typedArg(const Napi::CallbackInfo& info, const char* fn, size_t at, size_t atLeast) {
+  if (!info[at].IsTypedArray())
+    throw Napi::TypeError::New(info.Env(), std::string(fn) + ": argument " + std::to_string(at) + " is not a typed array");
+  Array a = info[at].As<Array>();
+  if (a.ElementLength() < atLeast)
+    throw Napi::RangeError::New(info.Env(), std::string(fn) + ": argument " + std::to_string(at) + " is too short");
+  return a;
+}
+
+size_t countArg(const Napi::CallbackInfo& info, const char* fn, size_t at) {
+  if (!info[at].IsNumber())
+    throw Napi::TypeError::New(info.Env(), std::string(fn) + ": argument " + std::to_string(at) + " is not a count");
+  const int64_t v = info[at].As<Napi::Number>().Int64Value();
+  return v < 0 ? 0 : size_t(v);
+}
+
+// orderAndNest(track, start, dur, length, trackCount, order, offsets, depth, parent, maxDepth): false when a slice
+// names a track past trackCount.
+Napi::Value OrderAndNest(const Napi::CallbackInfo& info) {
+  constexpr const char* fn = "orderAndNest";
+  if (info.Length() < 10) throw Napi::TypeError::New(info.Env(), "orderAndNest: 10 arguments");
+  const size_t n = countArg(info, fn, 3);
+  const size_t tracks = countArg(info, fn, 4);
+  const flagprof::kineto::SliceOrderIn in{typedArg<Napi::Uint32Array>(info, fn, 0, n).Data(),
+                                          typedArg<Napi::Float64Array>(info, fn, 1, n).Data(),
+                                          typedArg<Napi::Float64Array>(info, fn, 2, n).Data(), n, tracks};
+  const flagprof::kineto::SliceOrderOut out{
+      typedArg<Napi::Uint32Array>(info, fn, 5, n).Data(), typedArg<Napi::Uint32Array>(info, fn, 6, tracks + 1).Data(),
+      typedArg<Napi::Uint16Array>(info, fn, 7, n).Data(), typedArg<Napi::Int32Array>(info, fn, 8, n).Data(),
+      typedArg<Napi::Uint32Array>(info, fn, 9, tracks).Data()};
+  return Napi::Boolean::New(info.Env(), flagprof::kineto::orderAndNest(in, out));
+}
+
+// shiftToZero(start, n, flowTs, m) -> the shift subtracted (0: none, NaN: no times).
+Napi::Value ShiftToZero(const Napi::CallbackInfo& info) {
+  constexpr const char* fn = "shiftToZero";
+  if (info.Length() < 4) throw Napi::TypeError::New(info.Env(), "shiftToZero: 4 arguments");
+  const size_t n = countArg(info, fn, 1);
+  const size_t m = countArg(info, fn, 3);
+  return Napi::Number::New(info.Env(), flagprof::kineto::shiftToZero(typedArg<Napi::Float64Array>(info, fn, 0, n).Data(), n,
+                                                                 typedArg<Napi::Float64Array>(info, fn, 2, m).Data(), m));
+}
+
+// countByClass(kind, track, n, classOfKind, device, cpu, trackCount) -> false on a kind or track out of range.
+Napi::Value CountByClass(const Napi::CallbackInfo& info) {
+  constexpr const char* fn = "countByClass";
+  if (info.Length() < 7) throw Napi::TypeError::New(info.Env(), "countByClass: 7 arguments");
+  const size_t n = countArg(info, fn, 2);
+  const size_t tracks = countArg(info, fn, 6);
+  Napi::Uint8Array classOf = typedArg<Napi::Uint8Array>(info, fn, 3, 0);
+  return Napi::Boolean::New(
+      info.Env(), flagprof::kineto::countByClass(
+                      typedArg<Napi::Uint8Array>(info, fn, 0, n).Data(), typedArg<Napi::Uint32Array>(info, fn, 1, n).Data(),
+                      n, classOf.Data(), classOf.ElementLength(), typedArg<Napi::Uint32Array>(info, fn, 4, tracks).Data(),
+                      typedArg<Napi::Uint32Array>(info, fn, 5, tracks).Data(), tracks));
+}
+
+// bindFlows(flowTrack, flowTs, m, lookIn, order, offsets, start, dur, parent, slice) -> false on an index out of
+// range (slice is then partly written).
+Napi::Value BindFlows(const Napi::CallbackInfo& info) {
+  constexpr const char* fn = "bindFlows";
+  if (info.Length() < 10) throw Napi::TypeError::New(info.Env(), "bindFlows: 10 arguments");
+  const size_t m = countArg(info, fn, 2);
+  Napi::Int32Array lookIn = typedArg<Napi::Int32Array>(info, fn, 3, 0);
+  const size_t tracks = lookIn.ElementLength();
+  Napi::Uint32Array order = typedArg<Napi::Uint32Array>(info, fn, 4, 0);
+  Napi::Uint32Array offsets = typedArg<Napi::Uint32Array>(info, fn, 5, tracks + 1);
+  const size_t n = order.ElementLength();
+  for (size_t t = 0; t <= tracks; t++)
+    if (offsets.Data()[t] > n) throw Napi::RangeError::New(info.Env(), "bindFlows: offsets past the order");
+  const flagprof::kineto::FlowBindIn in{typedArg<Napi::Uint32Array>(info, fn, 0, m).Data(),
+                                        typedArg<Napi::Float64Array>(info, fn, 1, m).Data(),
+                                        m,
+                                        lookIn.Data(),
+                                        tracks,
+                                        order.Data(),
+                                        offsets.Data(),
+                                        typedArg<Napi::Float64Array>(info, fn, 6, n).Data(),
+                                        typedArg<Napi::Float64Array>(info, fn, 7, n).Data(),
+                                        typedArg<Napi::Int32Array>(info, fn, 8, n).Data()};
+  return Napi::Boolean::New(info.Env(),
+                            flagprof::kineto::bindFlows(in, typedArg<Napi::Int32Array>(info, fn, 9, m).Data()));
+}
+
 Napi::Object Init(Napi::Env env, Napi::Object exports) {
+  exports.Set("orderAndNest", Napi::Function::New(env, OrderAndNest, "orderAndNest"));
+  exports.Set("shiftToZero", Napi::Function::New(env, ShiftToZero, "shiftToZero"));
+  exports.Set("countByClass", Napi::Function::New(env, CountByClass, "countByClass"));
+  exports.Set("bindFlows", Napi::Function::New(env, BindFlows, "bindFlows"));
   exports.Set("decodeCapture", Napi::Function::New(env, DecodeCapture, "decodeCapture"));
   exports.Set("KinetoScanner", KinetoScannerWrap::Define(env));
   exports.Set("formatVersion", Napi::Number::New(env, 1));

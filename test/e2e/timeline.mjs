@@ -8,9 +8,19 @@
 // Screenshots go to test-artifacts/e2e-timeline/. Needs scripts/install-e2e.sh.
 /* global window */
 import { execFileSync, spawnSync } from 'node:child_process';
-import { copyFileSync, mkdirSync, readdirSync, symlinkSync, writeFileSync } from 'node:fs';
+import {
+  closeSync,
+  copyFileSync,
+  mkdirSync,
+  openSync,
+  readdirSync,
+  symlinkSync,
+  writeFileSync,
+  writeSync,
+} from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { gzipSync } from 'node:zlib';
 import { quickOpen, runCommand, webviewFrame } from './workbench.mjs';
 import { createSteps, startSuite } from './steps.mjs';
 
@@ -91,6 +101,31 @@ async function openTraceCommand(name) {
   await input.waitFor({ state: 'hidden', timeout: 10_000 });
 }
 
+/**
+ * A trace that is slow to read by construction: 100,000 ops, then gzip members of nothing but whitespace between
+ * two events (JSON allows it; each 64 MB member is 65 KB on disk), then 100,000 more ops. It is read at the speed
+ * of inflating and skipping ~4 GB, seconds on any machine, while most of its bytes on disk remain: the timeline
+ * shows the first ops read, and Cancel comes while the rest is being read.
+ */
+function writeSlowTrace(file) {
+  const events = (from, count) =>
+    Array.from(
+      { length: count },
+      (_, k) =>
+        `{"ph":"X","cat":"cpu_op","name":"aten::op${(from + k) % 7}","pid":1,"tid":1,"ts":${(from + k) * 10},"dur":8,"args":{"External id":${from + k}}}`,
+    ).join(',\n');
+  const fd = openSync(file, 'w');
+  try {
+    writeSync(fd, gzipSync(`{"traceEvents":[\n${events(0, 100_000)}`, { level: 1 }));
+    const whitespace = gzipSync(Buffer.alloc(64 << 20, 0x20), { level: 9 });
+    for (let member = 0; member < 64; member++) writeSync(fd, whitespace);
+    writeSync(fd, gzipSync(`,\n${events(100_000, 100_000)}\n]}\n`, { level: 1 }));
+  } finally {
+    closeSync(fd);
+  }
+}
+const SLOW = 'slow.pt.trace.json.gz';
+
 const suite = startSuite(steps, {
   root,
   artifacts,
@@ -123,6 +158,7 @@ try {
   mkdirSync(ranksFolder);
   for (const name of readdirSync(path.join(traces, 'param_dlrm_v100x8')))
     copyFileSync(path.join(traces, 'param_dlrm_v100x8', name), path.join(ranksFolder, name));
+  writeSlowTrace(path.join(workspace, SLOW));
   writeFileSync(
     path.join(workspace, 'broken.pt.trace.json'),
     '{"traceEvents": [{"ph": "X", "name": "aten::mm", "ts": 1, "dur": ',
@@ -369,6 +405,29 @@ try {
       return `editor ${(editorMs / 1000).toFixed(2)} s to first frame, CLI summary ${(cliMs / 1000).toFixed(2)} s: ${(editorMs / cliMs).toFixed(2)}×; ${await summary.innerText()}; "${account}"`;
     },
   );
+
+  await step('Cancel while a trace is read keeps the events read so far on the timeline', async () => {
+    const started = await quickOpen(page, SLOW);
+    const status = webviewFrame(page).locator('.status');
+    await status.filter({ hasText: /% of the trace read · the rest opening…$/ }).waitFor({ timeout: 60_000 });
+    const partialMs = Date.now() - started;
+    const partial = await status.innerText();
+    const toast = page.locator('.notifications-toasts .notification-toast', { hasText: /opening slow/ });
+    await toast.locator('.monaco-button', { hasText: 'Cancel' }).first().click({ timeout: 10_000 });
+    const cancelledMs = Date.now() - started;
+    await status
+      .filter({ hasText: /% of the trace read · cancelled: the rest not read$/ })
+      .waitFor({ timeout: 30_000 });
+    await toast.first().waitFor({ state: 'hidden', timeout: 10_000 });
+    const summary = await timelineSummary();
+    await screenshot('cancelled-partial');
+    // The first 100,000 ops were read before the whitespace; the last 100,000 come after it and were not.
+    const slices = Number(/^([\d,]+) slices/.exec(summary)?.[1].replaceAll(',', '') ?? Number.NaN);
+    if (!(slices >= 100_000 && slices < 200_000))
+      throw new Error(`after Cancel the timeline shows "${summary}", not the ops read before it`);
+    const cancelled = await status.innerText();
+    return `partial at ${(partialMs / 1000).toFixed(1)} s ("${partial}"), Cancel at ${(cancelledMs / 1000).toFixed(1)} s: "${cancelled}"; ${summary}`;
+  });
 
   await step('Open Run Folder… on a folder of 8 rank traces: one timeline, every rank in it', async () => {
     const row = page.locator('.explorer-folders-view .monaco-list-row', { hasText: RANKS }).first();

@@ -135,7 +135,11 @@ const iterations = Math.ceil(EVENTS / lib.EVENTS_PER_ITERATION);
 let t = performance.now();
 const synthetic = lib.makeSynthetic({ iterations });
 console.log(`synthetic profile made in ${(performance.now() - t).toFixed(0)} ms`);
-let ok = measure('synthetic 1M-event training loop (exact call sites)', synthetic.analysis, lib.FILE);
+let ok = measure(
+  `synthetic ${EVENTS >= 1e6 ? `${EVENTS / 1e6}M` : EVENTS.toLocaleString('en-US')}-event training loop (exact call sites)`,
+  synthetic.analysis,
+  lib.FILE,
+);
 synthetic.analysis = undefined;
 
 const real = path.resolve(root, '..', 'shared', 'traces', 'tracelens_h100_owlv2_large.trace.json.gz');

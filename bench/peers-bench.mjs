@@ -6,13 +6,20 @@
 //   file until the panel shows the loaded trace (its Bottom-up tab and a frame after it).
 // - ours: `flagprof report TRACE --out FILE.html` started, then the HTML opened in the same browser, until its
 //   first frame (the status line's "First frame in …"): what a user of the command line waits for, from the command.
+// - the editor: the trace opened with Quick Open in a real VS Code (code-server with the packaged VSIX, the e2e
+//   suites' harness), timed from the pick until the timeline's first frame (its toolbar), and until the whole trace
+//   is shown (its status line's "First frame in" or "Whole trace in"); a large trace's first frame is the slices
+//   read so far. Each open is closed before the next. BENCH_PEERS_EDITOR=0 leaves the editor out.
 // Prints one line per trace: `first-frame <file> ours <ms> devtools <ms> ratio <x>` (ours / DevTools; target
-// <= 0.5). BENCH_PEERS_TRACES (comma-separated paths) replaces the default traces: owlv2 (56 MB) and MTIA (87 MB).
+// <= 0.5), and with the editor `first-frame-editor <file> editor <ms> whole <ms> devtools <ms> ratio <x>`.
+// BENCH_PEERS_TRACES (comma-separated paths) replaces the default traces: owlv2 (56 MB) and MTIA (87 MB).
 import { execFileSync } from 'node:child_process';
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
 import * as path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { gunzipSync } from 'node:zlib';
+import { createSteps, startSuite } from '../test/e2e/steps.mjs';
+import { quickOpen, runCommand, webviewFrame } from '../test/e2e/workbench.mjs';
 import { chromium } from 'playwright-core';
 /* global requestAnimationFrame */
 
@@ -110,20 +117,92 @@ async function ours(browser, file) {
   }
 }
 
+/** The name a trace has in the editor's workspace: *.pt.trace.json, which the timeline editor claims. */
+const editorName = (file) =>
+  `${path.basename(file).replace(/(\.pt)?\.trace\.json$|\.json$/, '')}.pt.trace.json`;
+
+/** code-server with the VSIX and a workspace of the traces (links), its workbench open; undefined when left out. */
+async function startEditor() {
+  if (process.env.BENCH_PEERS_EDITOR === '0') return undefined;
+  const artifacts = path.join(out, 'peers-editor');
+  const steps = createSteps(root, artifacts);
+  const suite = startSuite(steps, { root, artifacts, name: 'peers', timeoutS: 3600 });
+  try {
+    await steps.installTools();
+    const vsix = await steps.packageVsix();
+    const workspace = path.join(suite.scratch, 'traces');
+    mkdirSync(workspace, { recursive: true });
+    for (const file of traces) symlinkSync(file, path.join(workspace, editorName(file)));
+    const { page, port } = await suite.openWorkbench({ vsix, workspace });
+    await page.goto(`http://127.0.0.1:${port}/?folder=${encodeURIComponent(workspace)}`);
+    await page.locator('.monaco-workbench').waitFor({ timeout: 90_000 });
+    await page
+      .locator('.explorer-folders-view .monaco-list-row', { hasText: editorName(traces[0]) })
+      .first()
+      .waitFor({ timeout: 90_000 });
+    // A first open, not measured: the extension activates and the workbench learns of its editor.
+    await editor(page, traces[0], true);
+    return { page, suite };
+  } catch (error) {
+    await suite.finish();
+    throw error;
+  }
+}
+
+async function editor(page, file, warmUp = false) {
+  const name = editorName(file);
+  const started = await quickOpen(page, name);
+  const frame = webviewFrame(page);
+  const shown = frame.locator('.toolbar .summary');
+  const whole = frame.locator('.status', { hasText: /^(First frame|Whole trace) in / });
+  let firstMs;
+  while (Date.now() - started < 600_000) {
+    if (firstMs === undefined && (await shown.isVisible().catch(() => false))) firstMs = Date.now() - started;
+    if (await whole.isVisible().catch(() => false)) break;
+    // A trace opened before the workbench knew the editor shows as text: closed, and opened again.
+    if (warmUp && Date.now() - started > 20_000) {
+      await runCommand(page, 'View: Close All Editors');
+      return editor(page, file, true);
+    }
+    await page.waitForTimeout(25);
+  }
+  const wholeMs = Date.now() - started;
+  if (!warmUp)
+    await page.screenshot({ path: path.join(out, `peers-editor-${path.basename(file, '.json')}.png`) });
+  await runCommand(page, 'View: Close All Editors');
+  await page.locator('.tabs-container .tab').first().waitFor({ state: 'detached', timeout: 30_000 });
+  return { firstMs: firstMs ?? wholeMs, wholeMs };
+}
+
 const median = (values) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)];
+const workbench = await startEditor();
 const browser = await chromium.launch({ executablePath: executable, args: flags });
 try {
   for (const file of traces) {
     const timesOurs = [];
     const timesDevtools = [];
+    const timesEditor = [];
+    const timesWhole = [];
     for (let i = 0; i < runs; i++) {
       timesOurs.push(await ours(browser, file));
       timesDevtools.push(await devtools(browser, file));
+      if (workbench) {
+        const { firstMs, wholeMs } = await editor(workbench.page, file);
+        timesEditor.push(firstMs);
+        timesWhole.push(wholeMs);
+      }
     }
     const a = median(timesOurs);
     const b = median(timesDevtools);
     console.log(`first-frame ${path.basename(file)} ours ${a} devtools ${b} ratio ${(a / b).toFixed(2)}`);
+    if (workbench) {
+      const e = median(timesEditor);
+      console.log(
+        `first-frame-editor ${path.basename(file)} editor ${e} whole ${median(timesWhole)} devtools ${b} ratio ${(e / b).toFixed(2)}`,
+      );
+    }
   }
 } finally {
   await browser.close();
+  await workbench?.suite.finish();
 }

@@ -240,7 +240,7 @@ console.log(lines.join('\n'));
 const synthetic = results[0];
 const real = results[1];
 console.log(
-  `\ntargets: p95 at 1M slices ${f(synthetic.p95, 2)} ms (<= 16.7: ${synthetic.p95 <= 16.7 ? 'met' : 'NOT met'}); ` +
+  `\ntargets: p95 at ${(sliceTarget / 1e6).toLocaleString('en-US')}M slices ${f(synthetic.p95, 2)} ms (<= 16.7: ${synthetic.p95 <= 16.7 ? 'met' : 'NOT met'}); ` +
     `first frame of the largest real trace ${f(real.fromOpeningMs, 0)} ms from opening it (<= 1500: ${real.fromOpeningMs <= 1500 ? 'met' : 'NOT met'}; ${f(real.firstFrameMs, 0)} ms of it after its data arrived)`,
 );
 writeFileSync(path.join(out, 'ui-bench.json'), JSON.stringify(results, null, 1));

@@ -101,8 +101,13 @@ class ReadProgress {
     private readonly options: ImportOptions,
   ) {}
 
-  advance(bytes: number): void {
+  /** Throws ImportCancelled once the user has cancelled. */
+  checkCancelled(): void {
     if (this.options.signal?.aborted) throw new ImportCancelled(this.name);
+  }
+
+  advance(bytes: number): void {
+    this.checkCancelled();
     this.read += bytes;
     if (!this.options.onProgress || this.size <= 0) return;
     const percent = Math.min(100, Math.floor((this.read / this.size) * 100));
@@ -321,6 +326,8 @@ async function inflate(
   try {
     for await (const chunk of gunzip) {
       if (cancelled) throw cancelled;
+      // Per decompressed chunk too: a compressed megabyte may hold a gigabyte of text.
+      progress.checkCancelled();
       window.append(chunk as Buffer);
     }
     if (cancelled) throw cancelled;
@@ -449,6 +456,8 @@ class TraceParser {
   private originUs = Number.NaN;
   private readonly time: TimeValue = { us: 0, fracNs: 0 };
   private readonly metadataEvents: PendingMetadata[] = [];
+  /** Per metadata name id, the args each target was last given (noteMetadata). */
+  private readonly metadataSeen = new Map<number, Map<number, Buffer>>();
   private readonly beginStacks = new Map<number, number[]>();
   private bareValues = 0;
   /** Names with unescaped quotes inside (torch 2.13's `_cupti_monitor.py(0): "segment"`), read as written. */
@@ -530,13 +539,7 @@ class TraceParser {
               trackFor: (pid, tid) => this.trackFor(pid, tid),
               kindOf: (cat) => this.kindOf(cat),
               metadata: (nameId, pidTok, tidTok, buf, argsStart, argsEnd) =>
-                this.metadataEvents.push({
-                  ph: 0x4d,
-                  name: strings.get(nameId),
-                  pidTok,
-                  tidTok,
-                  args: argsStart >= 0 ? safeArgs(decodeText(buf, argsStart, argsEnd)) : {},
-                }),
+                this.noteMetadata(nameId, pidTok, tidTok, buf, argsStart, argsEnd),
             },
             this.profile,
             this.callStacks,
@@ -1374,14 +1377,7 @@ class TraceParser {
     if (this.pendingBare.length) this.reportBare();
     const ph = this.ph;
     if (ph === 0x4d /* M */) {
-      const args = this.argsStart >= 0 ? safeArgs(decodeText(buf, this.argsStart, this.argsEnd)) : {};
-      this.metadataEvents.push({
-        ph,
-        name: profile.strings.get(this.nameId),
-        pidTok: this.pidTok,
-        tidTok: this.tidTok,
-        args,
-      });
+      this.noteMetadata(this.nameId, this.pidTok, this.tidTok, buf, this.argsStart, this.argsEnd);
       return;
     }
     if (Number.isNaN(this.tsUs)) {
@@ -1535,6 +1531,48 @@ class TraceParser {
     this.pendingBare = [];
   }
 
+  /**
+   * A metadata event (ph M), kept for finish(); its args are buf[argsStart, argsEnd) (argsStart -1: none). Torch
+   * repeats its process and thread metadata — MTIA's 87 MB trace holds 310,000 such events for a few hundred
+   * processes — and a repeat of the value its target was last given (the same name for the same process, or
+   * thread, with byte-identical args) changes nothing: it is dropped before its args are decoded.
+   */
+  private noteMetadata(
+    nameId: number,
+    pidTok: number,
+    tidTok: number,
+    buf: Uint8Array,
+    argsStart: number,
+    argsEnd: number,
+  ): void {
+    const name = this.profile.strings.get(nameId);
+    const scope = METADATA_SCOPE.get(name);
+    if (scope !== undefined) {
+      // What the event sets: a field of its process, or of its thread (absent tokens read as 0, as there).
+      const pid = pidTok < 0 ? 0 : pidTok;
+      const target = scope === 'thread' ? pid * 0x400000 + (tidTok < 0 ? 0 : tidTok) : pid;
+      let byTarget = this.metadataSeen.get(nameId);
+      if (!byTarget) this.metadataSeen.set(nameId, (byTarget = new Map()));
+      const last = byTarget.get(target);
+      const n = argsEnd - argsStart;
+      if (
+        last !== undefined &&
+        (argsStart < 0
+          ? last === NO_ARGS
+          : last !== NO_ARGS && last.length === n && last.compare(buf, argsStart, argsEnd) === 0)
+      )
+        return;
+      byTarget.set(target, argsStart < 0 ? NO_ARGS : Buffer.from(buf.subarray(argsStart, argsEnd)));
+    }
+    this.metadataEvents.push({
+      ph: 0x4d,
+      name,
+      pidTok,
+      tidTok,
+      args: argsStart >= 0 ? safeArgs(decodeText(buf, argsStart, argsEnd)) : {},
+    });
+  }
+
   private applyMetadataEvent(m: PendingMetadata): void {
     const pidTok = m.pidTok < 0 ? 0 : m.pidTok;
     const value = m.args.name ?? m.args.labels ?? m.args.sort_index;
@@ -1565,6 +1603,17 @@ class TraceParser {
     }
   }
 }
+
+/** The metadata applyMetadataEvent reads, and what each sets a field of. */
+const METADATA_SCOPE: ReadonlyMap<string, 'process' | 'thread'> = new Map([
+  ['process_name', 'process'],
+  ['process_labels', 'process'],
+  ['process_sort_index', 'process'],
+  ['thread_name', 'thread'],
+  ['thread_sort_index', 'thread'],
+]);
+/** A metadata event without args, as noteMetadata remembers it. */
+const NO_ARGS = Buffer.alloc(0);
 
 function safeArgs(text: string): Record<string, unknown> {
   try {

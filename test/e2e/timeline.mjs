@@ -418,6 +418,7 @@ try {
     await status
       .filter({ hasText: /% of the trace read · cancelled: the rest not read$/ })
       .waitFor({ timeout: 30_000 });
+    const keptMs = Date.now() - started;
     await toast.first().waitFor({ state: 'hidden', timeout: 10_000 });
     const summary = await timelineSummary();
     await screenshot('cancelled-partial');
@@ -426,7 +427,7 @@ try {
     if (!(slices >= 100_000 && slices < 200_000))
       throw new Error(`after Cancel the timeline shows "${summary}", not the ops read before it`);
     const cancelled = await status.innerText();
-    return `partial at ${(partialMs / 1000).toFixed(1)} s ("${partial}"), Cancel at ${(cancelledMs / 1000).toFixed(1)} s: "${cancelled}"; ${summary}`;
+    return `partial at ${(partialMs / 1000).toFixed(1)} s ("${partial}"), Cancel at ${(cancelledMs / 1000).toFixed(1)} s, kept at ${(keptMs / 1000).toFixed(1)} s: "${cancelled}"; ${summary}`;
   });
 
   await step('Open Run Folder… on a folder of 8 rank traces: one timeline, every rank in it', async () => {

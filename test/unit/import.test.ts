@@ -132,6 +132,34 @@ describe('tolerance', () => {
     expect(Array.from(order, (i) => p.nameOf(i))).toEqual(['early', 'late']);
   });
 
+  it('repeated metadata: the last value each process and thread was given wins, whatever repeats came between', () => {
+    // Torch repeats its metadata; repeats are dropped unread, so the order of the values that differ must hold:
+    // process 0 (also the process of an event without a pid) ends as "A", thread 1 of process 1 as "main".
+    const events = [
+      { ph: 'X', name: 'op', cat: 'cpu_op', pid: 0, tid: 0, ts: 1, dur: 1 },
+      { ph: 'X', name: 'op', cat: 'cpu_op', pid: 1, tid: 1, ts: 1, dur: 1 },
+      { ph: 'M', name: 'process_name', pid: 0, tid: 0, args: { name: 'A' } },
+      { ph: 'M', name: 'process_name', tid: 5, args: { name: 'B' } },
+      { ph: 'M', name: 'process_name', pid: 0, tid: 0, args: { name: 'A' } },
+      { ph: 'M', name: 'process_sort_index', pid: 0, args: { sort_index: 3 } },
+      { ph: 'M', name: 'process_sort_index', pid: 0, args: { sort_index: 3 } },
+      { ph: 'M', name: 'thread_name', pid: 1, tid: 1, args: { name: 'main' } },
+      { ph: 'M', name: 'thread_name', pid: 1, tid: 1, args: { name: 'worker' } },
+      { ph: 'M', name: 'thread_name', pid: 1, tid: 2, args: { name: 'main' } },
+      { ph: 'M', name: 'thread_name', pid: 1, tid: 1, args: { name: 'main' } },
+    ];
+    for (const parser of ['native', 'js'] as const) {
+      const p = importTraceBytes('t.json', enc(JSON.stringify({ traceEvents: events })), { parser });
+      expect(
+        p.tracks.map((t) => [t.pid, t.tid, t.processName, t.name, t.processSortIndex]),
+        parser,
+      ).toEqual([
+        ['0', '0', 'A', 'Thread 0', 3],
+        ['1', '1', 'Process 1', 'main', Number.NaN],
+      ]);
+    }
+  });
+
   it('bare non-JSON metadata values import with a warning naming the key and the event', () => {
     const p = importTraceBytes(
       't.json',

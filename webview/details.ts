@@ -1,7 +1,7 @@
 /** The details panel: everything known about the selected slice, with its links to related slices and source. */
 import type { TimelineSite } from '../extension/protocol';
 import { visibleText } from '../extension/shared/text';
-import { formatDuration } from '../extension/shared/format';
+import { formatCount, formatDuration } from '../extension/shared/format';
 import { isDeviceKind } from '../extension/shared/kinds';
 import { el } from './dom';
 import { graphNodeOf, type TimelineModel } from './model';
@@ -143,7 +143,7 @@ function graphField(
     return where ? { label: 'Graph', text: `${where}, its launch not in the trace` } : undefined;
   }
   const kernels = model.launchedFrom(launch);
-  const count = `${kernels.length.toLocaleString('en-US')} kernel${kernels.length === 1 ? '' : 's'}`;
+  const count = `${formatCount(kernels.length)} kernel${kernels.length === 1 ? '' : 's'}`;
   const launchName = model.nameOf(launch);
   if (launch !== slice) {
     const where = graphNodeText(args);
@@ -253,7 +253,7 @@ function rangeTable(rows: readonly RangeRow[], id: string): HTMLElement {
     name.title = visibleText(row.name, Infinity);
     tr.append(
       name,
-      element('td', 'range-number', row.count.toLocaleString('en-US')),
+      element('td', 'range-number', formatCount(row.count)),
       element('td', 'range-number', formatDuration(row.totalNs)),
     );
     table.append(tr);

@@ -48,6 +48,8 @@ declare global {
     flagprofTimeline?: TimelineAutomation;
     flagprofTimelineError?: string;
     flagprofStatusLog?: string[];
+    /** When each line of flagprofStatusLog was shown (epoch ms): what a measurement from outside reads. */
+    flagprofStatusTimes?: number[];
   }
 }
 
@@ -141,6 +143,7 @@ class TimelineApp {
     this.status.textContent = text;
     // Every status line shown, for automation (a partial profile's line is replaced within seconds).
     (window.flagprofStatusLog ??= []).push(text);
+    (window.flagprofStatusTimes ??= []).push(Date.now());
   }
 
   /** Shows a profile: the page's parts, the timeline's first frame, then the rest of the work in idle time. */

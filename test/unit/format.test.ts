@@ -1,3 +1,4 @@
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import {
   formatBytes,
@@ -37,5 +38,21 @@ describe('the one formatter module', () => {
     expect(formatBytes(1.5 * 2 ** 30)).toBe('1.5 GB');
     expect(formatCount(1234567)).toBe('1,234,567');
     expect(formatPercent(0.1234)).toBe('12.3%');
+  });
+  it('groups a count as toLocaleString("en-US") does, whatever the number', () => {
+    const counts = fc.oneof(
+      fc.maxSafeInteger(),
+      fc.integer(),
+      fc.double(),
+      fc.constantFrom(0, -0, 999, 1000, -1000, Number.MAX_SAFE_INTEGER, 2 ** 53, 1e21, Infinity),
+    );
+    fc.assert(
+      fc.property(counts, (n) => {
+        expect(formatCount(n)).toBe(n.toLocaleString('en-US'));
+      }),
+      {
+        numRuns: 2000,
+      },
+    );
   });
 });

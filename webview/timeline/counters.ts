@@ -4,7 +4,7 @@
  * value), so a frame costs pixels, not points, at every zoom, as the slices' levels of detail do.
  */
 import type { TimelineColumns, TimelineCounterSeries, TimelineCounterTrack } from '../../extension/protocol';
-import { formatBytes, formatDuration } from '../../extension/shared/format';
+import { formatBytes, formatCount, formatDuration } from '../../extension/shared/format';
 import type { Frame } from './frame';
 import { LABEL_WIDTH } from './viewport';
 
@@ -92,16 +92,14 @@ export function valueAt(lod: SeriesLod, t: number): { value: number; ts: number 
 /** A counter's value as its unit reads: bytes as kB / MB / GB, counts as they are. */
 export function formatCounterValue(track: TimelineCounterTrack, value: number): string {
   if (track.unit === 'bytes') return formatBytes(value);
-  return Math.abs(value) >= 1e6 || Number.isInteger(value)
-    ? value.toLocaleString('en-US')
-    : value.toPrecision(4);
+  return Math.abs(value) >= 1e6 || Number.isInteger(value) ? formatCount(value) : value.toPrecision(4);
 }
 
 /** The one-line summary under a counter row's name (the tooltip says how far a downsampled row was thinned). */
 export function counterDetail(track: TimelineCounterTrack): string {
   const peak = Math.max(...track.series.map((s) => s.max));
   const { points, shown } = pointCounts(track);
-  const what = shown < points ? 'downsampled' : `${points.toLocaleString('en-US')} points`;
+  const what = shown < points ? 'downsampled' : `${formatCount(points)} points`;
   return `peak ${formatCounterValue(track, peak)} · ${what}`;
 }
 
@@ -285,7 +283,7 @@ export function describeCounterAt(
   const { points, shown } = pointCounts(track);
   const sampled =
     shown < points
-      ? ` (downsampled: ${shown.toLocaleString('en-US')} of ${points.toLocaleString('en-US')} points, the least, most and last of each bucket)`
+      ? ` (downsampled: ${formatCount(shown)} of ${formatCount(points)} points, the least, most and last of each bucket)`
       : '';
   if (parts.length === 0) return `no value yet at ${formatDuration(t - origin)}${sampled}`;
   return `${parts.join(' · ')} at ${formatDuration(t - origin)}${sampled}`;

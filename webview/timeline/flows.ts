@@ -7,6 +7,7 @@ import { isDeviceKind, isLaunchKind } from '../../extension/shared/kinds';
 import { lowerBound, type TimelineModel } from '../model';
 import type { Frame } from './frame';
 import { ROW_HEIGHT } from './layout';
+import { formatCount } from '../../extension/shared/format';
 
 /** Beyond this many launch -> device pairs in view, only the selected slice's flows are drawn. */
 const MAX_FLOWS_IN_VIEW = 400;
@@ -150,7 +151,7 @@ export class FlowPainter {
   drawHiddenNote(frame: Frame, hidden: number): void {
     if (hidden <= 0) return;
     const { ctx, theme, viewport } = frame;
-    const note = `${hidden.toLocaleString('en-US')} flows in view: zoom in to see them`;
+    const note = `${formatCount(hidden)} flows in view: zoom in to see them`;
     const width = ctx.measureText(note).width + 12;
     ctx.fillStyle = theme.headerBackground;
     ctx.fillRect(viewport.width - width - 4, viewport.height - 22, width, 18);

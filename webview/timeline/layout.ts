@@ -6,6 +6,7 @@ import type { TimelineCounterTrack, TimelineTrack } from '../../extension/protoc
 import type { Lane, TimelineModel } from '../model';
 import { counterDetail } from './counters';
 import { orderTracks, PINNED } from './trackOrder';
+import { formatCount } from '../../extension/shared/format';
 
 export const ROW_HEIGHT = 18;
 export const PROCESS_HEIGHT = 22;
@@ -112,7 +113,7 @@ export class TrackLayout {
       y,
       height,
       label: track.name || track.tid,
-      detail: `${this.model.shownSliceCount(track).toLocaleString('en-US')} slices`,
+      detail: `${formatCount(this.model.shownSliceCount(track))} slices`,
       process,
       lanes,
       trackId: track.id,

@@ -1,5 +1,5 @@
 /** The tooltip beside the pointer: a slice's name, kind, duration and launching op, or a merged block's count. */
-import { formatDuration } from '../../extension/shared/format';
+import { formatCount, formatDuration } from '../../extension/shared/format';
 import { visibleText } from '../../extension/shared/text';
 import type { TimelineModel } from '../model';
 import type { Hit } from './hitTest';
@@ -24,7 +24,7 @@ export class Tooltip {
     const meta = document.createElement('div');
     meta.className = 'tooltip-meta';
     if (hit.merged > 0) {
-      title.textContent = `${hit.merged.toLocaleString('en-US')} slices`;
+      title.textContent = `${formatCount(hit.merged)} slices`;
       meta.textContent = `longest: ${visibleText(model.nameOf(hit.slice))} — click or press W to zoom in`;
     } else {
       title.textContent = visibleText(model.nameOf(hit.slice), Infinity);

@@ -116,8 +116,8 @@ export interface TimelineHeader {
   /** Whether linking used External ids (and why), for the details panel. */
   linking: string;
   /**
-   * The args texts are not in the payload (argsBytes and argsOffset empty): the webview asks the host for a
-   * slice's args when it shows them ('args'). A trace's args are most of its bytes and almost never looked at, so
+   * The args texts are not in the payload (argsBytes and argsOffset empty, and the args column only 0 where a
+   * slice has args, -1 where none): the webview asks the host for a slice's args when it shows them ('args'). A trace's args are most of its bytes and almost never looked at, so
    * the editor leaves them out of the message that opens the timeline; a standalone report keeps them inline.
    */
   argsOnRequest?: boolean;

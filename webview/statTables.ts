@@ -17,6 +17,19 @@ function countColumn<Row>(title: string, count: (row: Row) => number): Column<Ro
   return { title, value: count, format: (row) => formatCount(count(row)), numeric: true };
 }
 
+/**
+ * Device self and total time, for a profile with device activity: a CPU-only run's tables would show a column of
+ * zeros each.
+ */
+function deviceColumns<Row>(
+  model: TimelineModel,
+  self: (row: Row) => number,
+  total: (row: Row) => number,
+): Column<Row>[] {
+  if (model.header.tables.kernels.length === 0) return [];
+  return [durationColumn('Device self', self), durationColumn('Device total', total)];
+}
+
 export interface StatTables {
   /** The tables, in their tab order. */
   tabs: { name: string; element: HTMLElement }[];
@@ -45,8 +58,11 @@ export function statTables(model: TimelineModel, select: (slice: number) => void
         [
           { title: 'Op', value: (r) => r.name },
           countColumn('Calls', (r) => r.calls),
-          durationColumn('Device self', (r) => r.deviceSelfNs),
-          durationColumn('Device total', (r) => r.deviceTotalNs),
+          ...deviceColumns<OpStat>(
+            model,
+            (r) => r.deviceSelfNs,
+            (r) => r.deviceTotalNs,
+          ),
           durationColumn('CPU self', (r) => r.cpuSelfNs),
           durationColumn('CPU total', (r) => r.cpuTotalNs),
         ],
@@ -103,8 +119,11 @@ function linesTable(
         width: 3,
       },
       { title: 'Function', value: (r) => r.function, width: 2 },
-      durationColumn('Device self', (r) => r.deviceSelfNs),
-      durationColumn('Device total', (r) => r.deviceTotalNs),
+      ...deviceColumns<LineStat>(
+        model,
+        (r) => r.deviceSelfNs,
+        (r) => r.deviceTotalNs,
+      ),
       durationColumn('CPU self', (r) => r.cpuSelfNs),
       durationColumn('CPU total', (r) => r.cpuTotalNs),
       { ...countColumn('Ops', (r: LineStat) => r.ops), width: 0.6 },

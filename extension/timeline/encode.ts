@@ -93,7 +93,7 @@ export function encodeTimeline(
   const counters = encodeCounters(profile);
   const onRequest = options.argsOnRequest === true;
   const columns: TimelineColumns = {
-    ...sliceColumns(profile),
+    ...sliceColumns(profile, onRequest),
     argsBytes: onRequest ? new Uint8Array(0) : raw.bytes.slice(),
     argsOffset: onRequest ? new Float64Array(0) : raw.offsets.slice(),
     opOf: Int32Array.from(analysis.opOf.subarray(0, n)),
@@ -142,10 +142,18 @@ function timelineTrack(t: Track): TimelineTrack {
 }
 
 /** A slice's own columns, copied to the slice count (the table's columns have spare capacity). */
-function sliceColumns(profile: Profile): SliceColumns {
+/**
+ * The slices' columns. With the args on request the page needs only whether a slice has args (the host looks its
+ * own index up): 0 or -1, which compress to nothing where the indices were a fifth of the compressed payload.
+ */
+function sliceColumns(profile: Profile, argsOnRequest: boolean): SliceColumns {
   const slices = profile.slices;
   const columns = {} as Record<SliceColumnName, ColumnArray>;
   for (const name of SLICE_COLUMN_NAMES) columns[name] = slices[name].slice(0, slices.length);
+  if (argsOnRequest) {
+    const has = columns.args as Int32Array;
+    for (let i = 0; i < has.length; i++) has[i] = has[i] < 0 ? -1 : 0;
+  }
   return columns as SliceColumns;
 }
 

@@ -329,6 +329,8 @@ describe('args on request (the editor leaves them out of the payload)', () => {
     const lean = packTimeline(payload);
     expect(payload.header.argsOnRequest).toBe(true);
     expect(payload.columns.argsBytes.length).toBe(0);
+    // Only whether each slice has args travels: the host looks its own index up.
+    expect(new Set(payload.columns.args)).toEqual(new Set([0, -1]));
     expect(lean.byteLength).toBeLessThan(inline.byteLength - profile.args.raw().bytes.length + 1);
     let slice = -1;
     for (let i = 0; i < profile.slices.length && slice < 0; i++)
@@ -814,7 +816,12 @@ describe("the profiler's own lines in the Lines table", () => {
       'webview-profiler-lines',
     );
     try {
+      // A CPU-only run: no device columns of zeros.
+      const titles = (table: string) =>
+        page.locator(`.vtable[aria-label=${table}] .vtable-header .vtable-cell`).allInnerTexts();
+      expect(await titles('Ops')).toEqual(['Op', 'Calls', 'CPU self', 'CPU total']);
       await page.locator('vscode-tab-header', { hasText: 'Lines' }).click();
+      expect(await titles('Lines')).toEqual(['Source', 'Function', 'CPU self', 'CPU total', 'Ops', 'Site']);
       const sources = () =>
         page.locator('.vtable[aria-label=Lines] .vtable-body .vtable-row .col-0').allInnerTexts();
       expect(await sources()).toEqual(['train.py:3']);

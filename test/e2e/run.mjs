@@ -264,20 +264,23 @@ try {
     await row.first().waitFor({ timeout: 30_000 });
     await screenshot('timeline-lines');
     const cells = await row.first().locator('.vtable-cell').allInnerTexts();
-    // "Total (with callees): CPU 1.23 ms" in the hover; the table's "CPU total" column (the sixth).
+    // "Total (with callees): CPU 1.23 ms" in the hover; the table's "CPU total" column, found by its title (a
+    // CPU-only run's table has no device columns).
+    const titles = await lines.locator('.vtable-header .vtable-cell').allInnerTexts();
+    const column = titles.indexOf('CPU total');
     const hoverTotal = /Total \(with callees\):[^\n]*?CPU\s*([\d.]+)\s*(ns|µs|ms|s)\b/.exec(hoverText ?? '');
     const toNs = (value, unit) => Number(value) * { ns: 1, µs: 1e3, ms: 1e6, s: 1e9 }[unit];
-    const tableTotal = /([\d.]+)\s*(ns|µs|ms|s)\b/.exec(cells[5] ?? '');
+    const tableTotal = /([\d.]+)\s*(ns|µs|ms|s)\b/.exec(cells[column] ?? '');
     if (!hoverTotal || !tableTotal)
       throw new Error(
-        `could not read the totals: hover "${(hoverText ?? '').slice(0, 200)}", row ${JSON.stringify(cells)}`,
+        `could not read the totals: hover "${(hoverText ?? '').slice(0, 200)}", columns ${JSON.stringify(titles)}, row ${JSON.stringify(cells)}`,
       );
     const a = toNs(hoverTotal[1], hoverTotal[2]);
     const b = toNs(tableTotal[1], tableTotal[2]);
     // Both round the same nanoseconds (the hover to 3 digits in ms): equal within that rounding.
     if (Math.abs(a - b) > Math.max(0.01e6, 0.01 * Math.max(a, b)))
-      throw new Error(`hover total ${hoverTotal[0]} vs Lines table CPU total ${cells[5]}`);
-    return `${cells[0]}: hover CPU total ${hoverTotal[1]} ${hoverTotal[2]}, table ${cells[5]}`;
+      throw new Error(`hover total ${hoverTotal[0]} vs Lines table CPU total ${cells[column]}`);
+    return `${cells[0]}: hover CPU total ${hoverTotal[1]} ${hoverTotal[2]}, table ${cells[column]}`;
   });
 
   await step("Open Trace… of another project's trace keeps train.py annotated by its own run", async () => {

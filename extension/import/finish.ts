@@ -171,32 +171,26 @@ function classifyUncategorized(profile: Profile, tracks: TrackTable): void {
 /** Moves t = 0 to the earliest event so relative times stay small and non-negative. */
 function rebase(profile: Profile): void {
   const { slices, flows } = profile;
-  const start = slices.start;
-  const ts = flows.ts;
-  const n = slices.length;
-  const m = flows.length;
   let min = Number.POSITIVE_INFINITY;
-  for (let i = 0; i < n; i++) if (start[i] < min) min = start[i];
-  for (let i = 0; i < m; i++) if (ts[i] < min) min = ts[i];
+  for (let i = 0; i < slices.length; i++) if (slices.start[i] < min) min = slices.start[i];
+  for (let i = 0; i < flows.length; i++) if (flows.ts[i] < min) min = flows.ts[i];
   if (!Number.isFinite(min)) return;
   const shift = Math.floor(min);
   if (shift === 0) return;
-  for (let i = 0; i < n; i++) start[i] -= shift;
-  for (let i = 0; i < m; i++) ts[i] -= shift;
+  for (let i = 0; i < slices.length; i++) slices.start[i] -= shift;
+  for (let i = 0; i < flows.length; i++) flows.ts[i] -= shift;
   profile.originNs += BigInt(shift);
 }
 
 function sortByTrack(profile: Profile): void {
   const { slices } = profile;
-  const trackOf = slices.track;
-  const n = slices.length;
   const trackCount = profile.tracks.length;
   const offsets = new Uint32Array(trackCount + 1);
-  for (let i = 0; i < n; i++) offsets[trackOf[i] + 1]++;
+  for (let i = 0; i < slices.length; i++) offsets[slices.track[i] + 1]++;
   for (let t = 0; t < trackCount; t++) offsets[t + 1] += offsets[t];
   const fill = offsets.slice(0, trackCount);
-  const order = new Uint32Array(n);
-  for (let i = 0; i < n; i++) order[fill[trackOf[i]]++] = i;
+  const order = new Uint32Array(slices.length);
+  for (let i = 0; i < slices.length; i++) order[fill[slices.track[i]]++] = i;
   const start = slices.start;
   const dur = slices.dur;
   const before = (a: number, b: number) => start[a] - start[b] || dur[b] - dur[a] || a - b;
@@ -217,38 +211,31 @@ function sortByTrack(profile: Profile): void {
 }
 
 function nest(profile: Profile): void {
-  // The columns in locals: this runs once per import, mostly before V8 optimises it, where each property load
-  // through `slices` costs an inline-cache lookup.
-  const { start, dur, depth, parent } = profile.slices;
+  const { slices } = profile;
   const { order, offsets } = profile.byTrack;
-  const tracks = profile.tracks;
-  let stack = new Int32Array(256);
-  for (let t = 0; t < tracks.length; t++) {
-    let top = 0; // stack[0, top) are the open slices, innermost last
+  const stack: number[] = [];
+  for (let t = 0; t < profile.tracks.length; t++) {
+    stack.length = 0;
     let maxDepth = 0;
-    const hi = offsets[t + 1];
-    for (let k = offsets[t]; k < hi; k++) {
+    for (let k = offsets[t]; k < offsets[t + 1]; k++) {
       const i = order[k];
-      const s = start[i];
-      while (top > 0) {
-        const open = stack[top - 1];
-        if (start[open] + dur[open] > s) break;
+      const s = slices.start[i];
+      while (
+        stack.length > 0 &&
+        slices.start[stack[stack.length - 1]] + slices.dur[stack[stack.length - 1]] <= s
+      ) {
         // A zero-length parent at the same instant still encloses what starts there.
-        if (dur[open] === 0 && start[open] === s && dur[i] === 0) break;
-        top--;
+        const top = stack[stack.length - 1];
+        if (slices.dur[top] === 0 && slices.start[top] === s && slices.dur[i] === 0) break;
+        stack.pop();
       }
-      const d = Math.min(top, 0xffff);
-      depth[i] = d;
-      parent[i] = top > 0 ? stack[top - 1] : -1;
-      if (d > maxDepth) maxDepth = d;
-      if (top === stack.length) {
-        const deeper = new Int32Array(stack.length * 2);
-        deeper.set(stack);
-        stack = deeper;
-      }
-      stack[top++] = i;
+      const depth = Math.min(stack.length, 0xffff);
+      slices.depth[i] = depth;
+      slices.parent[i] = stack.length > 0 ? stack[stack.length - 1] : -1;
+      if (depth > maxDepth) maxDepth = depth;
+      stack.push(i);
     }
-    tracks[t].maxDepth = maxDepth;
+    profile.tracks[t].maxDepth = maxDepth;
   }
 }
 
@@ -270,9 +257,9 @@ function classifyTracks(profile: Profile, native?: FinishAddon): void {
     device.fill(0);
     cpu.fill(0);
     for (let i = 0; i < length; i++) {
-      const kind = kinds[i];
-      if (isDeviceKind(kind) || kind === SliceKind.GpuAnnotation) device[trackOf[i]]++;
-      else if (kind !== SliceKind.Instant && kind !== SliceKind.Other) cpu[trackOf[i]]++;
+      const kind = CLASS_OF_KIND[kinds[i]];
+      if (kind === 1) device[trackOf[i]]++;
+      else if (kind === 2) cpu[trackOf[i]]++;
     }
   }
   for (const track of profile.tracks) {

@@ -571,7 +571,7 @@ class TraceParser {
   /**
    * Sizes the columns for a text of `bytes` up front, so that reading it does not copy them at every doubling: the
    * real traces hold a slice per 266–637 bytes of text and args of 28–64% of it. The estimate leans high; capacity
-   * never written is never touched, so it costs address space, not memory (the columns are trimmed at the end).
+   * never written is never touched, so it costs address space, not memory (the slices' columns are trimmed at the end).
    */
   presize(bytes: number): void {
     const { slices, flows, args } = this.profile;
@@ -668,8 +668,10 @@ class TraceParser {
     }
   }
 
-  /** Stops before the process runs out of memory (the byte and event limits bound most inputs; this bounds all). */
-  /** Refuses an import past the memory limits: at every eighth window and, `always`, at the end. */
+  /**
+   * Stops before the process runs out of memory (the byte and event limits bound most inputs; this bounds all):
+   * checked at every eighth window and, `always`, at the end.
+   */
   checkMemory(always = false): void {
     // At every eighth window (8 MB of text and more), the heap at every 64th: in a busy editor's host reading the
     // resident size took 0.4 ms a call and process.memoryUsage(), which walks the heap's spaces, more.
@@ -1578,16 +1580,12 @@ class TraceParser {
       const target = scope === 'thread' ? pid * 0x400000 + (tidTok < 0 ? 0 : tidTok) : pid;
       let byTarget = this.metadataSeen.get(nameId);
       if (!byTarget) this.metadataSeen.set(nameId, (byTarget = new Map()));
+      // Args are a JSON value, never empty: no args are remembered as zero bytes.
+      const n = argsStart < 0 ? 0 : argsEnd - argsStart;
       const last = byTarget.get(target);
-      const n = argsEnd - argsStart;
-      if (
-        last !== undefined &&
-        (argsStart < 0
-          ? last === NO_ARGS
-          : last !== NO_ARGS && last.length === n && last.compare(buf, argsStart, argsEnd) === 0)
-      )
+      if (last !== undefined && last.length === n && (n === 0 || last.compare(buf, argsStart, argsEnd) === 0))
         return;
-      byTarget.set(target, argsStart < 0 ? NO_ARGS : Buffer.from(buf.subarray(argsStart, argsEnd)));
+      byTarget.set(target, Buffer.from(buf.subarray(argsStart, argsStart + n)));
     }
     this.metadataEvents.push({
       ph: 0x4d,
@@ -1637,8 +1635,6 @@ const METADATA_SCOPE: ReadonlyMap<string, 'process' | 'thread'> = new Map([
   ['thread_name', 'thread'],
   ['thread_sort_index', 'thread'],
 ]);
-/** A metadata event without args, as noteMetadata remembers it. */
-const NO_ARGS = Buffer.alloc(0);
 
 function safeArgs(text: string): Record<string, unknown> {
   try {

@@ -14,6 +14,7 @@ import {
   type ColumnArray,
   type ColumnsOf,
   type ColumnSpec,
+  type ColumnType,
 } from './shared/columns';
 import type { TrackKind } from './shared/kinds';
 import type { KernelStat, LineStat, OpStat } from './shared/stats';
@@ -132,6 +133,12 @@ export interface TimelineHeader {
    * the host's steps since, so that the first frame is counted from the user's action, not the data's arrival.
    */
   opened?: TimelineOpened;
+  /**
+   * Shown before its analysis (the editor's first frame): opOf, runtimeOf and site are all -1, there are no flows
+   * and the tables are empty; an 'analysis' message brings them (TimelineAnalysis). The status line's words for
+   * what is coming.
+   */
+  linkingPending?: string;
 }
 
 export interface TimelineOpened {
@@ -271,62 +278,153 @@ type ColumnName = keyof TimelineColumns;
 const COLUMN_NAMES = columnNames(TIMELINE_COLUMNS);
 
 const MAGIC = 0x50474c46; // "FLGP" little-endian
+/** The analysis payload's magic ("FLGA"), so that neither payload is read as the other. */
+const ANALYSIS_MAGIC = 0x41474c46;
 
-interface PackedHeader {
-  header: TimelineHeader;
-  layout: { name: ColumnName; offset: number; length: number }[];
+interface PackedHeader<H, N extends string> {
+  header: H;
+  layout: { name: N; offset: number; length: number }[];
 }
 
 /**
  * One ArrayBuffer: magic, format version, JSON length, the JSON (header + column layout), then every column at
  * an 8-byte aligned offset, so the receiver views the columns in place without copying.
  */
-export function packTimeline(payload: TimelinePayload): ArrayBuffer {
-  const layout: PackedHeader['layout'] = [];
+function packColumns<H, N extends string>(
+  magic: number,
+  header: H,
+  names: readonly N[],
+  columns: Record<N, ColumnArray>,
+): ArrayBuffer {
+  const layout: PackedHeader<H, N>['layout'] = [];
   let columnBytes = 0;
-  for (const name of COLUMN_NAMES) {
-    const column = payload.columns[name];
+  for (const name of names) {
+    const column = columns[name];
     layout.push({ name, offset: columnBytes, length: column.length });
     columnBytes += (column.byteLength + 7) & ~7;
   }
-  const json = new TextEncoder().encode(JSON.stringify({ header: payload.header, layout } as PackedHeader));
+  const json = new TextEncoder().encode(JSON.stringify({ header, layout } as PackedHeader<H, N>));
   const base = (12 + json.byteLength + 7) & ~7;
   const buffer = new ArrayBuffer(base + columnBytes);
   const view = new DataView(buffer);
-  view.setUint32(0, MAGIC, true);
+  view.setUint32(0, magic, true);
   view.setUint32(4, PROTOCOL_VERSION, true);
   view.setUint32(8, json.byteLength, true);
   new Uint8Array(buffer, 12, json.byteLength).set(json);
   const bytes = new Uint8Array(buffer);
   for (const entry of layout) {
-    const column = payload.columns[entry.name];
+    const column = columns[entry.name];
     bytes.set(new Uint8Array(column.buffer, column.byteOffset, column.byteLength), base + entry.offset);
   }
   return buffer;
 }
 
-export function unpackTimeline(buffer: ArrayBuffer): TimelinePayload {
-  if (buffer.byteLength < 12) throw new Error('timeline data is truncated');
+function unpackColumns<H, N extends string>(
+  magic: number,
+  what: string,
+  buffer: ArrayBuffer,
+  spec: Readonly<Record<N, ColumnType>>,
+): { header: H; columns: Record<N, ColumnArray> } {
+  if (buffer.byteLength < 12) throw new Error(`${what} is truncated`);
   const view = new DataView(buffer);
-  if (view.getUint32(0, true) !== MAGIC) throw new Error('timeline data has the wrong format');
+  if (view.getUint32(0, true) !== magic) throw new Error(`${what} has the wrong format`);
   const version = view.getUint32(4, true);
   if (version !== PROTOCOL_VERSION) {
-    throw new Error(`timeline data is version ${version}, this viewer reads version ${PROTOCOL_VERSION}`);
+    throw new Error(`${what} is version ${version}, this viewer reads version ${PROTOCOL_VERSION}`);
   }
   const jsonLength = view.getUint32(8, true);
-  const packed = JSON.parse(new TextDecoder().decode(new Uint8Array(buffer, 12, jsonLength))) as PackedHeader;
+  const packed = JSON.parse(new TextDecoder().decode(new Uint8Array(buffer, 12, jsonLength))) as PackedHeader<
+    H,
+    N
+  >;
   const base = (12 + jsonLength + 7) & ~7;
-  const columns = {} as Record<ColumnName, ColumnArray>;
+  const columns = {} as Record<N, ColumnArray>;
   for (const entry of packed.layout) {
     // Columns this viewer does not know are skipped (and names like 'constructor' are no columns).
-    if (!Object.hasOwn(TIMELINE_COLUMNS, entry.name)) continue;
-    const type = TIMELINE_COLUMNS[entry.name];
+    if (!Object.hasOwn(spec, entry.name)) continue;
+    const type = spec[entry.name];
     columns[entry.name] = new COLUMN_ARRAY[type](buffer, base + entry.offset, entry.length);
   }
-  for (const name of COLUMN_NAMES) {
-    if (!columns[name]) throw new Error(`timeline data lacks the '${name}' column`);
+  for (const name of Object.keys(spec) as N[]) {
+    if (!columns[name]) throw new Error(`${what} lacks the '${name}' column`);
   }
-  return { header: packed.header, columns: columns as unknown as TimelineColumns };
+  return { header: packed.header, columns };
+}
+
+export function packTimeline(payload: TimelinePayload): ArrayBuffer {
+  return packColumns(
+    MAGIC,
+    payload.header,
+    COLUMN_NAMES,
+    payload.columns as unknown as Record<ColumnName, ColumnArray>,
+  );
+}
+
+export function unpackTimeline(buffer: ArrayBuffer): TimelinePayload {
+  const { header, columns } = unpackColumns<TimelineHeader, ColumnName>(
+    MAGIC,
+    'timeline data',
+    buffer,
+    TIMELINE_COLUMNS,
+  );
+  return { header, columns: columns as unknown as TimelineColumns };
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// The analysis, sent after the first frame
+
+/**
+ * What the analysis adds to a profile shown without it (header.linkingPending): the columns and header fields
+ * that linking and attribution fill. The editor draws the slices as soon as they are read, and sends this when
+ * the analysis is done; the page puts it in place of the placeholders (-1 columns, empty tables).
+ */
+export const ANALYSIS_COLUMNS = {
+  opOf: 'i32',
+  runtimeOf: 'i32',
+  site: 'i32',
+  flowFrom: 'i32',
+  flowTo: 'i32',
+} as const satisfies ColumnSpec;
+
+export type AnalysisColumnName = keyof typeof ANALYSIS_COLUMNS;
+
+const ANALYSIS_COLUMN_NAMES = columnNames(ANALYSIS_COLUMNS);
+
+export type TimelineAnalysisHeader = Pick<TimelineHeader, 'tables' | 'profilerLines' | 'linking'> & {
+  /** How long the analysis took on the host, ms, for the status line. */
+  analysisMs?: number;
+};
+
+export interface TimelineAnalysis {
+  header: TimelineAnalysisHeader;
+  columns: Pick<TimelineColumns, AnalysisColumnName>;
+}
+
+export function packAnalysis(analysis: TimelineAnalysis): ArrayBuffer {
+  return packColumns(
+    ANALYSIS_MAGIC,
+    analysis.header,
+    ANALYSIS_COLUMN_NAMES,
+    analysis.columns as unknown as Record<AnalysisColumnName, ColumnArray>,
+  );
+}
+
+export function unpackAnalysis(buffer: ArrayBuffer): TimelineAnalysis {
+  const { header, columns } = unpackColumns<TimelineAnalysisHeader, AnalysisColumnName>(
+    ANALYSIS_MAGIC,
+    'the analysis data',
+    buffer,
+    ANALYSIS_COLUMNS,
+  );
+  return { header, columns: columns as unknown as TimelineAnalysis['columns'] };
+}
+
+/** A payload shown without its analysis, with the analysis put in: the whole profile's payload. */
+export function withAnalysis(payload: TimelinePayload, analysis: TimelineAnalysis): TimelinePayload {
+  const { analysisMs: _analysisMs, ...fields } = analysis.header;
+  const header: TimelineHeader = { ...payload.header, ...fields };
+  delete header.linkingPending;
+  return { header, columns: { ...payload.columns, ...analysis.columns } };
 }
 
 // ---------------------------------------------------------------------------------------------------------------
@@ -357,6 +455,11 @@ export type HostToWebview =
    */
   /** sentAtMs: the host's clock (epoch ms) when it posted the payload, for the first frame's account. */
   | { type: 'init'; payload: ArrayBuffer; select?: number; sentAtMs?: number }
+  /**
+   * The analysis of the profile the last init showed without it (header.linkingPending): packAnalysis's bytes,
+   * or those gzip-compressed. `select` as for init.
+   */
+  | { type: 'analysis'; payload: ArrayBuffer; select?: number }
   /** Work in progress before the profile can be shown (importing, analysing). */
   | { type: 'progress'; title: string; message: string }
   /** The profile cannot be shown: one line, naming the file. */
@@ -368,6 +471,8 @@ export type HostToWebview =
 
 export type WebviewToHost =
   | { type: 'ready' }
+  /** The first frame of the profile last sent is on screen (the host starts the work that follows it then). */
+  | { type: 'drawn' }
   /** Open `file` at 1-based `line` (and 1-based `column`, where known) in the editor. */
   | { type: 'openSource'; requestId: number; file: string; line: number; column?: number }
   /** Show the one-line error of a webview-side failure to the user as well. */
@@ -380,6 +485,7 @@ export function isWebviewToHost(value: unknown): value is WebviewToHost {
   const message = value as { type?: unknown };
   switch (message.type) {
     case 'ready':
+    case 'drawn':
       return true;
     case 'openSource': {
       const m = value as { requestId?: unknown; file?: unknown; line?: unknown; column?: unknown };

@@ -69,3 +69,18 @@ export function firstFrameAccount(
 export function wholeAfterPartAccount(wholeText: string, firstSinceOpenedMs: number): string {
   return `${wholeText.replace(/^First frame in /, 'Whole trace in ')} · first frame at ${seconds(firstSinceOpenedMs)}`;
 }
+
+/**
+ * The account of a profile drawn before its analysis, once the analysis came: the first frame's line, then when
+ * the links were in place, counted from the same action.
+ */
+export function linkedAccount(
+  firstText: string,
+  sinceOpenedMs: number | undefined,
+  analysisMs?: number,
+): string {
+  const analysis = analysisMs !== undefined ? ` (analysis ${seconds(analysisMs)})` : '';
+  return sinceOpenedMs !== undefined
+    ? `${firstText} · linked at ${seconds(sinceOpenedMs)}${analysis}`
+    : `${firstText} · linked${analysis}`;
+}

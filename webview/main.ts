@@ -11,8 +11,17 @@ import '@vscode-elements/elements/dist/vscode-tab-header/index.js';
 import '@vscode-elements/elements/dist/vscode-tab-panel/index.js';
 import './timeline.css';
 import { visibleText } from '../extension/shared/text';
-import { unpackTimeline, type HostToWebview, type TimelineSite } from '../extension/protocol';
-import { firstFrameAccount, wholeAfterPartAccount, type Arrival } from './firstFrame';
+import {
+  unpackAnalysis,
+  unpackTimeline,
+  withAnalysis,
+  type HostToWebview,
+  type TimelineAnalysis,
+  type TimelinePayload,
+  type TimelineSite,
+  type TimelineViewState,
+} from '../extension/protocol';
+import { firstFrameAccount, linkedAccount, wholeAfterPartAccount, type Arrival } from './firstFrame';
 import { renderDetails, renderRange, type DetailsActions } from './details';
 import { el } from './dom';
 import { formatDuration } from '../extension/shared/format';
@@ -68,6 +77,12 @@ class TimelineApp {
   private model: TimelineModel | undefined;
   /** Counts init messages, so that only the latest one is shown once inflated. */
   private inits = 0;
+  /** The latest init shown (or failed): an analysis that follows it waits for this. */
+  private initShown: Promise<void> = Promise.resolve();
+  /** The payload of the model shown, for the analysis that completes it (header.linkingPending). */
+  private payload: TimelinePayload | undefined;
+  /** The status line of a profile drawn before its analysis, which the analysis's line extends. */
+  private pendingStatus = '';
   /** The details panel of the profile shown. */
   private detailsPane: HTMLElement | undefined;
   private requestId = 0;
@@ -78,6 +93,8 @@ class TimelineApp {
   private readonly flows = new AllFlowsToggle((all) => this.showAllFlows(all));
   /** When this open's first partial profile was drawn, for the whole's account (the first frame was that one). */
   private partShown: { atMs: number; sinceOpenedMs: number } | undefined;
+  /** The first frame of the profile shown, from the user's action (kept when its analysis comes). */
+  private firstSinceOpenedMs: number | undefined;
   /** The tables and the toolbar follow the profiler frames' toggle. */
   private profilerFramesChanged: () => void = () => {};
 
@@ -108,12 +125,24 @@ class TimelineApp {
         // init winning over one still being inflated.
         const init = ++this.inits;
         const arrival = { atMs: Date.now(), sentAtMs: message.sentAtMs };
-        void inflated(message.payload).then(
+        this.initShown = inflated(message.payload).then(
           (buffer) => {
             if (init === this.inits) this.load(buffer, message.select, arrival);
           },
           (error: unknown) =>
             this.showMessage('The profile could not be read', (error as Error).message, true),
+        );
+        break;
+      }
+      case 'analysis': {
+        // For the init before it, inflated meanwhile; dropped when a newer init came.
+        const init = this.inits;
+        void Promise.all([inflated(message.payload), this.initShown]).then(
+          ([buffer]) => {
+            if (init === this.inits) this.linked(buffer, message.select);
+          },
+          (error: unknown) =>
+            this.showMessage('The analysis could not be read', (error as Error).message, true),
         );
         break;
       }
@@ -149,14 +178,51 @@ class TimelineApp {
   /** Shows a profile: the page's parts, the timeline's first frame, then the rest of the work in idle time. */
   load(buffer: ArrayBuffer, select?: number, arrival?: Arrival): void {
     const arrived = performance.now();
-    const model = this.unpack(buffer);
-    if (!model) return;
+    const payload = this.unpack(buffer);
+    if (!payload) return;
+    this.show(new TimelineModel(payload), payload, arrived, select, arrival);
+  }
+
+  /**
+   * The analysis of the profile drawn before it (header.linkingPending): the profile shown again whole, where the
+   * user has got to (view, selection, tab), its lanes reused; the status line says when it was linked.
+   */
+  private linked(buffer: ArrayBuffer, select?: number): void {
+    const arrived = performance.now();
+    const shown = this.model;
+    const payload = this.payload;
+    if (!shown || !payload || shown.header.linkingPending === undefined) return;
+    let analysis: TimelineAnalysis;
+    try {
+      analysis = unpackAnalysis(buffer);
+    } catch (error) {
+      this.showMessage('The analysis could not be shown', (error as Error).message, true);
+      return;
+    }
+    const whole = withAnalysis(payload, analysis);
+    const model = new TimelineModel(whole, shown);
+    this.show(model, whole, arrived, select, undefined, {
+      state: this.snapshot(),
+      analysisMs: analysis.header.analysisMs,
+    });
+  }
+
+  private show(
+    model: TimelineModel,
+    payload: TimelinePayload,
+    arrived: number,
+    select?: number,
+    arrival?: Arrival,
+    linked?: { state: TimelineViewState | undefined; analysisMs?: number },
+  ): void {
     // After a run's first part, the whole run starts afresh: its clock's zero and its slices are the whole run's.
     const afterPart = this.model?.header.partial !== undefined;
     this.model = model;
+    this.payload = payload;
     this.source = model.header.source;
     document.title = `${visibleText(model.header.title)} — FlagOS Profiler`;
-    const saved = restoredView(afterPart ? undefined : this.host.getState(), this.source, model.sliceCount);
+    const state = linked ? linked.state : afterPart ? undefined : this.host.getState();
+    const saved = restoredView(state, this.source, model.sliceCount);
     // Before the rows are laid out: the lanes differ with the profiler's frames shown.
     model.showProfilerFrames(saved.profilerFramesShown);
     const search = new SearchBar(model, () => this.view);
@@ -190,8 +256,28 @@ class TimelineApp {
         this.showAllFlows(all);
       },
     };
+    if (linked) {
+      // The first frame was the one before the analysis: its account stays, and says when the links came.
+      const openedAt = model.header.opened?.atMs;
+      const since = openedAt !== undefined && Date.now() >= openedAt ? Date.now() - openedAt : undefined;
+      window.flagprofTimeline.sinceOpenedMs = this.firstSinceOpenedMs;
+      this.setStatus(linkedAccount(this.pendingStatus, since, linked.analysisMs));
+    } else {
+      this.setStatus(this.frameStatus(model, arrival, firstFrameMs));
+      if (!this.host.standalone) this.host.post({ type: 'drawn' });
+    }
+    this.saveState();
+    new MutationObserver(() => view.refreshTheme()).observe(document.body, {
+      attributes: true,
+      attributeFilter: ['class'],
+    });
+  }
+
+  /** The status line of a profile's first frame: where the time went, and what is still to come. */
+  private frameStatus(model: TimelineModel, arrival: Arrival | undefined, firstFrameMs: number): string {
+    const timeline = window.flagprofTimeline!;
     const account = firstFrameAccount(model.header.opened, arrival, firstFrameMs, Date.now());
-    window.flagprofTimeline.sinceOpenedMs = account.sinceOpenedMs;
+    timeline.sinceOpenedMs = account.sinceOpenedMs;
     let status = model.header.partial ? visibleText(model.header.partial) : account.text;
     const openedAt = model.header.opened?.atMs;
     const part = this.partShown;
@@ -203,20 +289,20 @@ class TimelineApp {
       this.partShown = undefined;
       if (part && part.atMs === openedAt) {
         status = wholeAfterPartAccount(account.text, part.sinceOpenedMs);
-        window.flagprofTimeline.sinceOpenedMs = part.sinceOpenedMs;
+        timeline.sinceOpenedMs = part.sinceOpenedMs;
       }
     }
-    this.setStatus(status);
-    this.saveState();
-    new MutationObserver(() => view.refreshTheme()).observe(document.body, {
-      attributes: true,
-      attributeFilter: ['class'],
-    });
+    if (model.header.linkingPending !== undefined) {
+      this.pendingStatus = status;
+      status = `${status} · ${visibleText(model.header.linkingPending)}`;
+    }
+    this.firstSinceOpenedMs = timeline.sinceOpenedMs;
+    return status;
   }
 
-  private unpack(buffer: ArrayBuffer): TimelineModel | undefined {
+  private unpack(buffer: ArrayBuffer): TimelinePayload | undefined {
     try {
-      return new TimelineModel(unpackTimeline(buffer));
+      return unpackTimeline(buffer);
     } catch (error) {
       this.showMessage('The profile could not be shown', (error as Error).message, true);
       return undefined;
@@ -319,22 +405,26 @@ class TimelineApp {
   private saveState(): void {
     clearTimeout(this.saveTimer);
     this.saveTimer = setTimeout(() => {
-      const view = this.view;
-      if (!view) return;
-      this.host.setState(
-        viewState({
-          source: this.source,
-          viewStartNs: view.viewStart,
-          viewEndNs: view.viewEnd,
-          scrollTop: view.scrollTop,
-          selected: view.selected,
-          tab: this.tab,
-          profilerFramesShown: view.model.profilerFramesShown,
-          pinned: view.pinned,
-          allFlows: view.allFlows,
-        }),
-      );
+      const state = this.snapshot();
+      if (state) this.host.setState(state);
     }, 200);
+  }
+
+  /** Where the user is in the profile shown: its view, selection, tab and toggles. */
+  private snapshot(): TimelineViewState | undefined {
+    const view = this.view;
+    if (!view) return undefined;
+    return viewState({
+      source: this.source,
+      viewStartNs: view.viewStart,
+      viewEndNs: view.viewEnd,
+      scrollTop: view.scrollTop,
+      selected: view.selected,
+      tab: this.tab,
+      profilerFramesShown: view.model.profilerFramesShown,
+      pinned: view.pinned,
+      allFlows: view.allFlows,
+    });
   }
 
   /** What the details panel's links and its args request do. */

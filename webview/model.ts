@@ -45,7 +45,7 @@ export class TimelineModel {
   /** Per slice, when the profile has any: 1 for a frame of the profiler itself. */
   private readonly profilerFrame: Uint8Array | undefined;
   /** Per track id: how many of its slices are profiler frames. */
-  private readonly profilerFramesOnTrack = new Map<number, number>();
+  private readonly profilerFramesOnTrack: Map<number, number> = new Map();
   private readonly withoutProfilerFrames: LaneSet;
   private everyFrame: LaneSet | undefined;
   private current: LaneSet;
@@ -59,14 +59,29 @@ export class TimelineModel {
   readonly profilerTracks: ReadonlySet<number>;
   /** The counter rows (header.counters), and each one's series with their levels of detail, built on first use. */
   readonly counters: readonly TimelineCounterTrack[];
-  private readonly counterLods = new Map<number, SeriesLod[]>();
+  private readonly counterLods: Map<number, SeriesLod[]> = new Map();
 
-  constructor(payload: TimelinePayload) {
+  /**
+   * `sameSlices`: a model of the same slices (the profile drawn before its analysis, which `payload` completes):
+   * its lanes, levels of detail and frame masks are taken over rather than built again.
+   */
+  constructor(payload: TimelinePayload, sameSlices?: TimelineModel) {
     this.header = payload.header;
     this.columns = payload.columns;
     this.strings = payload.header.strings;
     this.trackById = new Map(this.header.tracks.map((t) => [t.id, t]));
     this.counters = this.header.counters ?? [];
+    if (sameSlices && sameSlices.sliceCount === this.header.sliceCount) {
+      this.profilerFrame = sameSlices.profilerFrame;
+      this.profilerFramesOnTrack = sameSlices.profilerFramesOnTrack;
+      this.profilerTracks = sameSlices.profilerTracks;
+      this.onProfilerTrack = sameSlices.onProfilerTrack;
+      this.withoutProfilerFrames = sameSlices.withoutProfilerFrames;
+      this.everyFrame = sameSlices.everyFrame;
+      this.counterLods = sameSlices.counterLods;
+      this.current = this.withoutProfilerFrames;
+      return;
+    }
     const frames = this.columns.profilerFrames;
     if (frames.length > 0) {
       this.profilerFrame = new Uint8Array(this.header.sliceCount);

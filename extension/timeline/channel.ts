@@ -16,7 +16,8 @@ export type PostToWebview = (message: HostToWebview) => PromiseLike<boolean> | b
 
 type Content =
   | { kind: 'progress'; title: string; message: string }
-  | { kind: 'profile'; payload: ArrayBuffer }
+  /** `analysis`: the analysis of a payload shown without it (header.linkingPending), once it is done. */
+  | { kind: 'profile'; payload: ArrayBuffer; analysis?: ArrayBuffer }
   | { kind: 'error'; title: string; message: string };
 
 export class TimelineChannel {
@@ -33,6 +34,11 @@ export class TimelineChannel {
 
   get isDisposed(): boolean {
     return this.disposed;
+  }
+
+  /** A webview listens: what is shown now reaches it at once. */
+  get isListening(): boolean {
+    return this.ready && !this.disposed;
   }
 
   /** A load starts (shown as progress until it finishes); returns the ticket to finish it with. */
@@ -59,8 +65,24 @@ export class TimelineChannel {
    * Shows a partial profile while the load with this ticket goes on (its finishLoad replaces it); nothing when
    * newer content or a close overtook the load.
    */
-  showPartial(ticket: number, payload: ArrayBuffer): void {
-    if (this.isCurrent(ticket)) this.setContent({ kind: 'profile', payload });
+  showPartial(ticket: number, payload: ArrayBuffer): Promise<void> {
+    if (!this.isCurrent(ticket)) return Promise.resolve();
+    this.content = { kind: 'profile', payload };
+    return this.flush();
+  }
+
+  /**
+   * Completes a finished load whose profile is shown without its analysis (showPartial with a linkingPending
+   * payload): the analysis goes to the webview now, and with the payload to each webview built later. False (and
+   * nothing sent) when newer content or a close overtook the load.
+   */
+  finishAnalysis(ticket: number, analysis: ArrayBuffer, select?: number): boolean {
+    if (!this.isCurrent(ticket) || this.content?.kind !== 'profile') return false;
+    this.generation++;
+    if (select !== undefined) this.select = select;
+    this.content = { ...this.content, analysis };
+    if (this.ready) void this.sendAnalysis(analysis);
+    return true;
   }
 
   /** Shows a failed load's error; false (and nothing shown) when newer content or a close overtook it. */
@@ -88,7 +110,7 @@ export class TimelineChannel {
   selectSlice(slice: number): void {
     if (this.disposed) return;
     this.select = slice;
-    if (this.ready && this.content?.kind === 'profile') this.send({ type: 'select', slice }, slice);
+    if (this.ready && this.content?.kind === 'profile') void this.send({ type: 'select', slice }, slice);
   }
 
   /** A webview (re)loaded and listens: everything it should show is sent again. */
@@ -96,7 +118,7 @@ export class TimelineChannel {
     if (this.disposed) return;
     this.ready = true;
     this.webview++;
-    this.flush();
+    void this.flush();
   }
 
   /** The webview was destroyed (its tab hidden): nothing reaches it until its successor says 'ready'. */
@@ -113,31 +135,38 @@ export class TimelineChannel {
 
   private setContent(content: Content): void {
     this.content = content;
-    this.flush();
+    void this.flush();
   }
 
-  private flush(): void {
+  /** Sends the content to a webview that listens; resolves once it is delivered (at once when none listens). */
+  private flush(): Promise<void> {
     const content = this.content;
-    if (!this.ready || !content) return;
+    if (!this.ready || !content) return Promise.resolve();
     switch (content.kind) {
       case 'progress':
-        this.send({ type: 'progress', title: content.title, message: content.message });
-        break;
+        return this.send({ type: 'progress', title: content.title, message: content.message });
       case 'error':
-        this.send({ type: 'error', title: content.title, message: content.message });
-        break;
+        return this.send({ type: 'error', title: content.title, message: content.message });
       case 'profile':
         // Once shown, the selection lives in the webview's own state: a later reload restores that instead.
-        this.send(
+        if (content.analysis) {
+          void this.send({ type: 'init', payload: content.payload, sentAtMs: Date.now() });
+          return this.sendAnalysis(content.analysis);
+        }
+        return this.send(
           { type: 'init', payload: content.payload, select: this.select, sentAtMs: Date.now() },
           this.select,
         );
-        break;
     }
   }
 
+  /** The selection waits for the analysis: the page shows the profile whole only then. */
+  private sendAnalysis(analysis: ArrayBuffer): Promise<void> {
+    return this.send({ type: 'analysis', payload: analysis, select: this.select }, this.select);
+  }
+
   /** Posts; a selection carried by the message is forgotten once a webview has it, kept when none got it. */
-  private send(message: HostToWebview, carriesSelect?: number): void {
+  private send(message: HostToWebview, carriesSelect?: number): Promise<void> {
     const webview = this.webview;
     const settle = (delivered: boolean): void => {
       if (delivered) {
@@ -152,9 +181,12 @@ export class TimelineChannel {
       result = this.post(message);
     } catch {
       settle(false);
-      return;
+      return Promise.resolve();
     }
-    if (typeof result === 'boolean') settle(result);
-    else result.then(settle, () => settle(false));
+    if (typeof result === 'boolean') {
+      settle(result);
+      return Promise.resolve();
+    }
+    return Promise.resolve(result).then(settle, () => settle(false));
   }
 }

@@ -11,10 +11,13 @@ import {
   COUNTER_BUCKETS,
   MAX_COUNTER_POINTS,
   PROTOCOL_VERSION,
+  packAnalysis,
   packTimeline,
   type LaneColumns,
   type TimelineColumns,
+  type TimelineAnalysis,
   type TimelineCounterTrack,
+  type TimelineHeader,
   type TimelinePayload,
   type TimelineOpened,
   type TimelineTrack,
@@ -76,9 +79,13 @@ export function orderTracks(tracks: readonly Track[]): Track[] {
   });
 }
 
+/**
+ * The payload; without `analysis`, the profile's slices as read (header.linkingPending): what the editor draws
+ * first, the analysis following as encodeAnalysis's payload.
+ */
 export function encodeTimeline(
   profile: Profile,
-  analysis: Analysis,
+  analysis: Analysis | undefined,
   options: EncodeOptions = {},
 ): TimelinePayload {
   const n = profile.slices.length;
@@ -96,12 +103,9 @@ export function encodeTimeline(
     ...sliceColumns(profile, onRequest),
     argsBytes: onRequest ? new Uint8Array(0) : raw.bytes.slice(),
     argsOffset: onRequest ? new Float64Array(0) : raw.offsets.slice(),
-    opOf: Int32Array.from(analysis.opOf.subarray(0, n)),
-    runtimeOf: Int32Array.from(analysis.runtimeOf.subarray(0, n)),
-    site: siteColumn(analysis, n),
+    ...(analysis ? analysisColumns(profile, analysis) : pendingColumns(n)),
     profilerFrames: frames.frames,
     ...lanes,
-    ...encodeFlows(profile, analysis),
     ...counters.columns,
   };
   return {
@@ -115,16 +119,57 @@ export function encodeTimeline(
       sliceCount: n,
       strings: [...profile.strings.all()],
       tracks,
-      tables: { ops: analysis.ops, kernels: analysis.kernels, lines: analysis.lines },
-      profilerLines: profilerLines(analysis),
+      ...(analysis
+        ? analysisFields(analysis)
+        : { tables: { ops: [], kernels: [], lines: [] }, profilerLines: [], linking: '' }),
       warnings: profile.warnings.map((w) => w.message),
       counters: counters.counters,
-      linking: `${analysis.externalIdTrusted ? 'External id' : 'enclosure'}: ${analysis.trustReason}`,
       ...(onRequest ? { argsOnRequest: true } : {}),
       ...(options.partial ? { partial: options.partial } : {}),
       ...(options.opened ? { opened: options.opened } : {}),
+      ...(analysis ? {} : { linkingPending: LINKING_PENDING }),
     },
     columns,
+  };
+}
+
+/** The status line's words while the analysis of a profile already drawn is under way. */
+export const LINKING_PENDING = 'linking kernels to ops and source lines…';
+
+/** What the analysis adds to the payload, for a profile drawn before it (header.linkingPending). */
+export function encodeAnalysis(profile: Profile, analysis: Analysis, analysisMs?: number): TimelineAnalysis {
+  return {
+    header: { ...analysisFields(analysis), ...(analysisMs !== undefined ? { analysisMs } : {}) },
+    columns: analysisColumns(profile, analysis),
+  };
+}
+
+function analysisFields(analysis: Analysis): Pick<TimelineHeader, 'tables' | 'profilerLines' | 'linking'> {
+  return {
+    tables: { ops: analysis.ops, kernels: analysis.kernels, lines: analysis.lines },
+    profilerLines: profilerLines(analysis),
+    linking: `${analysis.externalIdTrusted ? 'External id' : 'enclosure'}: ${analysis.trustReason}`,
+  };
+}
+
+function analysisColumns(profile: Profile, analysis: Analysis): TimelineAnalysis['columns'] {
+  const n = profile.slices.length;
+  return {
+    opOf: Int32Array.from(analysis.opOf.subarray(0, n)),
+    runtimeOf: Int32Array.from(analysis.runtimeOf.subarray(0, n)),
+    site: siteColumn(analysis, n),
+    ...encodeFlows(profile, analysis),
+  };
+}
+
+/** The analysis's columns before it: no launching op, runtime call or line for any slice, no flows. */
+function pendingColumns(n: number): TimelineAnalysis['columns'] {
+  return {
+    opOf: new Int32Array(n).fill(-1),
+    runtimeOf: new Int32Array(n).fill(-1),
+    site: new Int32Array(n).fill(-1),
+    flowFrom: new Int32Array(0),
+    flowTo: new Int32Array(0),
   };
 }
 
@@ -255,7 +300,7 @@ function timeSpan(profile: Profile): { startNs: number; endNs: number } {
 /** encodeTimeline + packTimeline: the ArrayBuffer the webview's `init` message carries. */
 export function encodeTimelineBuffer(
   profile: Profile,
-  analysis: Analysis,
+  analysis: Analysis | undefined,
   options?: EncodeOptions,
 ): ArrayBuffer {
   return packTimeline(encodeTimeline(profile, analysis, options));
@@ -266,6 +311,11 @@ export function encodeTimelineBuffer(
  * milliseconds, and carrying them from the extension host to the webview costs more than that per megabyte. The
  * webview tells it by gzip's magic bytes (packTimeline's own magic is different) and inflates it natively.
  */
+/** encodeAnalysis + packAnalysis, compressed: the ArrayBuffer the webview's `analysis` message carries. */
+export function encodeAnalysisBuffer(profile: Profile, analysis: Analysis, analysisMs?: number): ArrayBuffer {
+  return compressTimelineBuffer(packAnalysis(encodeAnalysis(profile, analysis, analysisMs)));
+}
+
 export function compressTimelineBuffer(packed: ArrayBuffer): ArrayBuffer {
   const z = gzipSync(new Uint8Array(packed), { level: 1 });
   return z.buffer.slice(z.byteOffset, z.byteOffset + z.byteLength) as ArrayBuffer;

@@ -24,7 +24,7 @@ import {
 } from '../protocol';
 import { memoryBudgetProblem } from '../timeline/budget';
 import { TimelineChannel } from '../timeline/channel';
-import { compressTimelineBuffer, encodeTimelineBuffer } from '../timeline/encode';
+import { compressTimelineBuffer, encodeAnalysisBuffer, encodeTimelineBuffer } from '../timeline/encode';
 import { TimelineRecords, type TimelineRecord } from '../timeline/restore';
 import { timelineTitle } from '../timeline/title';
 
@@ -67,18 +67,22 @@ export function titleOf(source: string): string {
   }
 }
 
-/** A profile read and analysed for the timeline, with how long each took (the first frame's account). */
-export interface Loaded {
+/** A profile read for the timeline, with how long that took (the first frame's account). */
+export interface ReadProfile {
   profile: Profile;
-  analysis: Analysis;
   readMs: number;
-  analysisMs: number;
   /** Of readMs: in the addon's native parser (absent: the TypeScript parser read it). */
   parseMs?: number;
 }
 
+/** A profile read and analysed for the timeline, with how long each took. */
+export interface Loaded extends ReadProfile {
+  analysis: Analysis;
+  analysisMs: number;
+}
+
 /** The host's account of an open that the user asked for at atMs (epoch ms), for the first frame's status line. */
-export function openedAccount(atMs: number, loaded: Loaded): TimelineOpened {
+export function openedAccount(atMs: number, loaded: ReadProfile & { analysisMs?: number }): TimelineOpened {
   const { readMs, analysisMs, parseMs } = loaded;
   return { atMs, readMs, analysisMs, parseMs };
 }
@@ -86,42 +90,49 @@ export function openedAccount(atMs: number, loaded: Loaded): TimelineOpened {
 /**
  * Imports (with the progress notification and Cancel) and analyses a trace, session or run folder, refusing up
  * front what cannot fit in memory; undefined when the user cancelled. A run of several parts hands its first part,
- * loaded likewise, to `onFirstPart` while the others are read.
+ * loaded likewise, to `onFirstPart` while the others are read. `onRead` gets the whole profile as soon as it is
+ * read, before the analysis: the first frame needs only the slices (the analysis follows when the promise that
+ * `onRead` returns settles: once that payload has left, so that the analysis does not hold it up).
  */
 export async function loadForTimeline(
   source: string,
   label = path.basename(source),
   onFirstPart?: (first: Loaded, remaining: number) => void,
   onPartial?: (partial: Loaded, fraction: number) => void,
+  onRead?: (read: ReadProfile) => PromiseLike<void> | void,
 ): Promise<Loaded | undefined> {
   // The host's share and, in a desktop window, the page's.
   const problem = memoryBudgetProblem(source, { rendererHere: rendererIsLocal() });
   if (problem) throw new UserError(problem);
   const started = performance.now();
   const timings: ImportTimings = {};
-  const analysed = (profile: Profile): Loaded => {
-    const read = performance.now();
-    const analysis = analyze(profile);
-    return {
-      profile,
-      analysis,
-      readMs: read - started,
-      analysisMs: performance.now() - read,
-      parseMs: timings.parser === 'native' ? timings.nativeScanMs : undefined,
-    };
+  const readOf = (profile: Profile): ReadProfile => ({
+    profile,
+    readMs: performance.now() - started,
+    parseMs: timings.parser === 'native' ? timings.nativeScanMs : undefined,
+  });
+  const analysed = (read: ReadProfile): Loaded => {
+    const from = performance.now();
+    const analysis = analyze(read.profile);
+    return { ...read, analysis, analysisMs: performance.now() - from };
   };
   const opened = await openWithProgress(source, label, {
-    onFirstPart: onFirstPart && ((first, remaining) => onFirstPart(analysed(first.profile), remaining)),
+    onFirstPart:
+      onFirstPart && ((first, remaining) => onFirstPart(analysed(readOf(first.profile)), remaining)),
     // A single trace that reads slowly shows what is read so far (the import reads on meanwhile).
-    onPartial: onPartial && ((partial, fraction) => onPartial(analysed(partial), fraction)),
+    onPartial: onPartial && ((partial, fraction) => onPartial(analysed(readOf(partial)), fraction)),
     timings,
   });
-  // The first frame waits for the analysis, measured as the cheaper order here: the analysis is short (0.1 s for
-  // owlv2's 117k slices, 1.3 s for 3.6M) while a frame of the unanalysed profile before it costs its payload,
-  // transfer and drawing once more — on a 2-core machine the 3.6M-slice trace was then whole at 18.9 s, linked at
-  // 23.6 s, against 15.8 s in one frame.
-  return opened ? analysed(opened.profile) : undefined;
+  if (!opened) return undefined;
+  const read = readOf(opened.profile);
+  // The slices are drawn before the analysis, which then only adds its columns and tables (a small second
+  // message): the first frame no longer waits for linking, and the page draws while the host links.
+  if (onRead) await onRead(read);
+  return analysed(read);
 }
+
+/** The longest the analysis waits for the page to draw the profile read before it. */
+const DRAWN_WAIT_MS = 3000;
 
 /** The user cancelled a load (the notification's Cancel). */
 class LoadCancelled extends UserError {}
@@ -129,8 +140,9 @@ class LoadCancelled extends UserError {}
 async function loadProfile(
   source: string,
   onPartial?: (partial: Loaded, fraction: number) => void,
+  onRead?: (read: ReadProfile) => PromiseLike<void>,
 ): Promise<Loaded> {
-  const loaded = await loadForTimeline(source, path.basename(source), undefined, onPartial);
+  const loaded = await loadForTimeline(source, path.basename(source), undefined, onPartial, onRead);
   if (!loaded) throw new LoadCancelled(`opening ${path.basename(source)} was cancelled`);
   return loaded;
 }
@@ -140,40 +152,55 @@ function oneLine(error: unknown): string {
   return text.split('\n')[0];
 }
 
-type PartialListener = (partial: Loaded, fraction: number) => void;
+/** What a panel waiting for a load hears before it is done: the events read so far, the profile read whole. */
+interface LoadListener {
+  partial(partial: Loaded, fraction: number): void;
+  /** Resolves once the panel has sent its first frame's payload. */
+  read(read: ReadProfile): PromiseLike<void>;
+}
 
 /**
  * Profiles being loaded, by source: a panel restored while the same trace loads for another waits for that load,
- * and every panel waiting gets its partial profile (at once, for a panel that joins after it came).
+ * and every panel waiting gets its partial profile and the profile read before its analysis (at once, for a panel
+ * that joins after they came).
  */
 interface SharedLoad {
   done: Promise<Loaded>;
   partial?: [Loaded, number];
-  listeners: Set<PartialListener>;
+  read?: ReadProfile;
+  listeners: Set<LoadListener>;
 }
 const loading = new Map<string, SharedLoad>();
 
-function loadShared(source: string, onPartial?: PartialListener): Promise<Loaded> {
+function loadShared(source: string, listener?: LoadListener): Promise<Loaded> {
   const key = keyOf(source);
   let shared = loading.get(key);
   if (!shared) {
-    const listeners = new Set<PartialListener>();
+    const listeners = new Set<LoadListener>();
     // The callbacks run once reading has begun, after `entry` is set.
     const entry: SharedLoad = {
       listeners,
-      done: loadProfile(source, (partial, fraction) => {
-        entry.partial = [partial, fraction];
-        for (const listener of listeners) listener(partial, fraction);
-      }).finally(() => {
+      done: loadProfile(
+        source,
+        (partial, fraction) => {
+          entry.partial = [partial, fraction];
+          for (const each of listeners) each.partial(partial, fraction);
+        },
+        async (read) => {
+          entry.read = read;
+          await Promise.all([...listeners].map((each) => each.read(read)));
+        },
+      ).finally(() => {
         if (loading.get(key) === entry) loading.delete(key);
       }),
     };
     loading.set(key, entry);
     shared = entry;
   }
-  if (onPartial) {
-    shared.listeners.add(onPartial);
-    if (shared.partial) onPartial(...shared.partial);
+  if (listener) {
+    shared.listeners.add(listener);
+    if (shared.read) void listener.read(shared.read);
+    else if (shared.partial) listener.partial(...shared.partial);
   }
   return shared.done;
 }
@@ -241,7 +268,7 @@ class TimelinePanel {
 
   private encode(
     profile: Profile,
-    analysis: Analysis,
+    analysis: Analysis | undefined,
     partial: string | undefined,
     opened: TimelineOpened,
   ): ArrayBuffer {
@@ -270,19 +297,42 @@ class TimelinePanel {
     const atMs = Date.now();
     // A trace that reads slowly shows the events read so far, replaced by the whole once it is read.
     let early: { loaded: Loaded; read: string } | undefined;
-    const onPartial = (partial: Loaded, fraction: number): void => {
-      if (!this.channel.isCurrent(ticket)) return;
-      early = { loaded: partial, read: `${Math.floor(fraction * 100)}% of the trace read` };
-      const status = `${early.read} · the rest opening…`;
-      this.channel.showPartial(
-        ticket,
-        this.encode(partial.profile, partial.analysis, status, openedAccount(atMs, partial)),
-      );
+    // The whole profile drawn before its analysis, which then follows as a message of its own.
+    let drawnBeforeAnalysis: Profile | undefined;
+    const listener: LoadListener = {
+      partial: (partial, fraction) => {
+        if (!this.channel.isCurrent(ticket)) return;
+        early = { loaded: partial, read: `${Math.floor(fraction * 100)}% of the trace read` };
+        const status = `${early.read} · the rest opening…`;
+        void this.channel.showPartial(
+          ticket,
+          this.encode(partial.profile, partial.analysis, status, openedAccount(atMs, partial)),
+        );
+      },
+      read: async (read) => {
+        if (!this.channel.isCurrent(ticket)) return;
+        drawnBeforeAnalysis = read.profile;
+        const listening = this.channel.isListening;
+        const drawn = listening ? this.nextDrawn() : undefined;
+        await this.channel.showPartial(
+          ticket,
+          this.encode(read.profile, undefined, undefined, openedAccount(atMs, read)),
+        );
+        // With two cores, linking beside the page's drawing slowed both: the analysis starts once the frame is on
+        // screen. A page that is still loading gets the analysis with the payload instead (not waited for).
+        if (drawn) await drawn;
+      },
     };
     try {
-      const loaded = await loadShared(source, onPartial);
+      const loaded = await loadShared(source, listener);
       const { profile, analysis } = loaded;
       if (!this.channel.isCurrent(ticket)) return false;
+      if (drawnBeforeAnalysis === profile)
+        return this.channel.finishAnalysis(
+          ticket,
+          encodeAnalysisBuffer(profile, analysis, loaded.analysisMs),
+          select,
+        );
       const payload = this.encode(profile, analysis, undefined, openedAccount(atMs, loaded));
       return this.channel.finishLoad(ticket, payload, select);
     } catch (error) {
@@ -301,10 +351,29 @@ class TimelinePanel {
     }
   }
 
+  /** Those waiting for the page's next first frame (nextDrawn). */
+  private readonly drawnWaiters = new Set<() => void>();
+
+  /** Resolves when the page says its next first frame is drawn, or after DRAWN_WAIT_MS (a hidden tab draws none). */
+  private nextDrawn(): Promise<void> {
+    return new Promise((resolve) => {
+      const done = (): void => {
+        clearTimeout(timer);
+        this.drawnWaiters.delete(done);
+        resolve();
+      };
+      const timer = setTimeout(done, DRAWN_WAIT_MS);
+      this.drawnWaiters.add(done);
+    });
+  }
+
   private async onMessage(message: WebviewToHost): Promise<void> {
     switch (message.type) {
       case 'ready':
         this.channel.webviewReady();
+        break;
+      case 'drawn':
+        for (const done of [...this.drawnWaiters]) done();
         break;
       case 'openSource': {
         try {
@@ -331,6 +400,7 @@ class TimelinePanel {
   }
 
   dispose(): void {
+    for (const done of [...this.drawnWaiters]) done();
     this.onDispose(this);
     for (const d of this.disposables.splice(0)) d.dispose();
     this.channel.dispose();

@@ -69,11 +69,14 @@ async function timelineSummary(timeoutMs = 60_000) {
   return summary.innerText();
 }
 
-/** Waits until the active timeline has drawn its first frame (it says so in its status line). */
+/**
+ * Waits until the active timeline shows its profile whole: drawn, and linked (a trace opened in the editor is drawn
+ * before its analysis, "… · linking kernels to ops and source lines…", then says "… · linked at …").
+ */
 async function firstFrame(timeoutMs = 30_000) {
   // A whole profile that followed a partial one of it says "Whole trace in …, first frame at …".
   await webviewFrame(page)
-    .locator('.status', { hasText: /^(First frame|Whole trace) in / })
+    .locator('.status', { hasText: /^(First frame|Whole trace) in (?!.*· linking kernels)/ })
     .waitFor({ timeout: timeoutMs });
 }
 
@@ -406,7 +409,11 @@ try {
       if (!sawPercent) throw new Error('no "opening owlv2… % read" notification was seen while it loaded');
       // The panel's own account, counted from the tab opening: where the editor's time went.
       const account = await webviewFrame(page).locator('.status').innerText();
-      if (!/^First frame in [\d.]+ m?s from opening \(read .* · drawing [\d.]+ m?s\)$/.test(account))
+      if (
+        !/^First frame in [\d.]+ m?s from opening \(read .* · drawing [\d.]+ m?s\) · linked at [\d.]+ m?s \(analysis [\d.]+ m?s\)$/.test(
+          account,
+        )
+      )
         throw new Error(`the status line does not count from the opening: "${account}"`);
       return `editor ${(editorMs / 1000).toFixed(2)} s to first frame, CLI summary ${(cliMs / 1000).toFixed(2)} s: ${(editorMs / cliMs).toFixed(2)}×; ${await summary.innerText()}; "${account}"`;
     },

@@ -11,8 +11,13 @@ import { openRun } from '../../extension/capture/merged';
 import { reindex } from '../../extension/import/finish';
 import { importTrace } from '../../extension/import/kineto';
 import { Profile, SliceKind } from '../../extension/model/profile';
-import { packTimeline, type TimelinePayload, type TimelineSite } from '../../extension/protocol';
-import { compressTimelineBuffer, encodeTimeline } from '../../extension/timeline/encode';
+import {
+  packAnalysis,
+  packTimeline,
+  type TimelinePayload,
+  type TimelineSite,
+} from '../../extension/protocol';
+import { compressTimelineBuffer, encodeAnalysis, encodeTimeline } from '../../extension/timeline/encode';
 import { buildReportHtml, type WebviewBundle } from '../../extension/timeline/report';
 import type { WebviewToHost } from '../../extension/protocol';
 import { TimelineModel } from '../../webview/model';
@@ -256,6 +261,83 @@ describe('a gzip-compressed payload (as the editor sends it)', () => {
         .poll(() => page.evaluate(() => window.flagprofTimeline!.model.sliceCount))
         .toBe(other.slices.length);
       expect(await page.title()).toContain('second');
+    } finally {
+      await page.close();
+    }
+  });
+});
+
+describe("a profile drawn before its analysis (the editor's first frame)", () => {
+  it('shows the slices at once, then the links, tables and flows where the user is, its lanes kept', async () => {
+    const profile = await importTrace(path.join(TRACES, CASES[0].file));
+    const analysis = analyze(profile);
+    const whole = encodeTimeline(profile, analysis, { title: 'bert' });
+    const kernel = chooseKernel(whole, true);
+    const pending = packTimeline(encodeTimeline(profile, undefined, { title: 'bert' }));
+    const linked = compressTimelineBuffer(packAnalysis(encodeAnalysis(profile, analysis, 42)));
+    const page = await openReport(
+      browser,
+      buildReportHtml(pending, 'before-analysis', bundle),
+      'webview-pending',
+    );
+    try {
+      const status = page.locator('.status');
+      await expect
+        .poll(() => status.innerText())
+        .toMatch(/^First frame in \d+ ms · linking kernels to ops and source lines…$/);
+      // Without the analysis: the kernel has no launching op, there are no flows and the tables are empty.
+      await page.evaluate((slice) => window.flagprofTimeline!.select(slice), kernel.slice);
+      const details = page.locator('.details');
+      await expect.poll(() => details.innerText()).toContain(kernel.name);
+      expect(await details.innerText()).not.toContain('Launching op');
+      const before = await page.evaluate(() => {
+        const { model, view } = window.flagprofTimeline!;
+        (window as unknown as { lanesBefore: unknown }).lanesBefore = model.lanes[0];
+        view.setView(model.header.startNs + 1000, model.header.startNs + 5_000_000, 0);
+        return {
+          ops: model.header.tables.ops.length,
+          flows: model.columns.flowTo.length,
+          opOf: model.columns.opOf[window.flagprofTimeline!.view.selected],
+        };
+      });
+      expect(before).toEqual({ ops: 0, flows: 0, opOf: -1 });
+      const viewBefore = await page.evaluate(() => [
+        window.flagprofTimeline!.view.viewStart,
+        window.flagprofTimeline!.view.viewEnd,
+      ]);
+      await page.evaluate(
+        (bytes) => window.postMessage({ type: 'analysis', payload: new Uint8Array(bytes).buffer }, '*'),
+        Array.from(new Uint8Array(linked)),
+      );
+      await expect
+        .poll(() => status.innerText())
+        .toMatch(/^First frame in \d+ ms · linked \(analysis 42 ms\)$/);
+      const after = await page.evaluate(() => {
+        const { model, view } = window.flagprofTimeline!;
+        return {
+          ops: model.header.tables.ops.length,
+          flows: model.columns.flowTo.length,
+          opOf: model.columns.opOf[view.selected],
+          selected: view.selected,
+          view: [view.viewStart, view.viewEnd],
+          sameLanes: model.lanes[0] === (window as unknown as { lanesBefore: unknown }).lanesBefore,
+          pending: model.header.linkingPending,
+        };
+      });
+      expect(after).toEqual({
+        ops: analysis.ops.length,
+        flows: whole.columns.flowTo.length,
+        opOf: whole.columns.opOf[kernel.slice],
+        selected: kernel.slice,
+        view: viewBefore,
+        sameLanes: true,
+        pending: undefined,
+      });
+      expect(after.ops).toBeGreaterThan(0);
+      expect(after.opOf).toBeGreaterThanOrEqual(0);
+      await expect.poll(() => details.innerText()).toContain('Launching op');
+      expect(await details.innerText()).toContain(kernel.opName);
+      await page.screenshot({ path: path.join(ARTIFACTS, 'webview-linked.png') });
     } finally {
       await page.close();
     }

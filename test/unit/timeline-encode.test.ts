@@ -3,8 +3,20 @@ import { describe, expect, it } from 'vitest';
 import { analyze } from '../../extension/analysis/analyze';
 import { reindex } from '../../extension/import/finish';
 import { Profile, SliceKind, isDeviceKind, type SourceFrame } from '../../extension/model/profile';
-import { packTimeline, unpackTimeline, type TimelinePayload } from '../../extension/protocol';
-import { encodeTimeline, orderTracks } from '../../extension/timeline/encode';
+import {
+  packAnalysis,
+  packTimeline,
+  unpackAnalysis,
+  unpackTimeline,
+  withAnalysis,
+  type TimelinePayload,
+} from '../../extension/protocol';
+import {
+  encodeAnalysis,
+  encodeTimeline,
+  LINKING_PENDING,
+  orderTracks,
+} from '../../extension/timeline/encode';
 import { isProfilerFile, isProfilerFrameName } from '../../extension/timeline/profilerFrames';
 import { parentOf } from '../../webview/timeline/hitTest';
 import { TimelineModel } from '../../webview/model';
@@ -80,6 +92,41 @@ describe('encodeTimeline', () => {
   it('rejects a buffer that is not a timeline, with a one-line reason', () => {
     expect(() => unpackTimeline(new ArrayBuffer(4))).toThrow('timeline data is truncated');
     expect(() => unpackTimeline(new Uint8Array(64).buffer)).toThrow('timeline data has the wrong format');
+  });
+});
+
+describe('a payload drawn before its analysis, and the analysis that follows it', () => {
+  const { profile, analysis } = syntheticProfile({ slices: 5_000, threads: 3, streams: 2 });
+  const whole = encodeTimeline(profile, analysis, { title: 'synthetic' });
+  const pending = unpackTimeline(packTimeline(encodeTimeline(profile, undefined, { title: 'synthetic' })));
+  const follow = unpackAnalysis(packAnalysis(encodeAnalysis(profile, analysis, 12.5)));
+
+  it('holds the slices and lanes, but no links, sites, flows or tables, and says the analysis is coming', () => {
+    expect(pending.header.linkingPending).toBe(LINKING_PENDING);
+    expect(pending.header.tables).toEqual({ ops: [], kernels: [], lines: [] });
+    for (const name of ['opOf', 'runtimeOf', 'site'] as const)
+      expect(
+        pending.columns[name].every((v) => v === -1),
+        name,
+      ).toBe(true);
+    expect(pending.columns.flowTo).toHaveLength(0);
+    for (const name of ['start', 'dur', 'name', 'laneOrder', 'laneOffset'] as const)
+      expect(Array.from(pending.columns[name]), name).toEqual(Array.from(whole.columns[name]));
+    expect(whole.columns.flowTo.length).toBeGreaterThan(0);
+  });
+
+  it('put together, is the whole payload, byte for byte', () => {
+    const joined = withAnalysis(pending, follow);
+    expect(joined.header).toEqual(JSON.parse(JSON.stringify(whole.header)));
+    expect(follow.header.analysisMs).toBe(12.5);
+    for (const name of Object.keys(whole.columns) as (keyof typeof whole.columns)[])
+      expect(Array.from(joined.columns[name]), name).toEqual(Array.from(whole.columns[name]));
+  });
+
+  it('is not taken for a timeline, nor a timeline for it', () => {
+    const analysisBytes = packAnalysis(follow);
+    expect(() => unpackTimeline(analysisBytes)).toThrow('timeline data has the wrong format');
+    expect(() => unpackAnalysis(packTimeline(whole))).toThrow('the analysis data has the wrong format');
   });
 });
 

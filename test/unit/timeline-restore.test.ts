@@ -220,6 +220,34 @@ describe('TimelineChannel', () => {
     expect(w.received.at(-1)).toEqual({ type: 'init', payload: payload(2) });
   });
 
+  it('sends the analysis of a profile drawn before it, and both to a webview that comes later, in order', async () => {
+    const w = new FakeWebview();
+    w.load();
+    const ticket = w.channel.beginLoad('Opening profile…', '/t.json');
+    expect(w.channel.isListening).toBe(true);
+    await w.channel.showPartial(ticket, payload(6)); // resolves once the webview has it
+    expect(w.received.at(-1)).toEqual({ type: 'init', payload: payload(6) });
+    expect(w.channel.finishAnalysis(ticket, payload(2), 3)).toBe(true);
+    await settled();
+    expect(w.received.at(-1)).toEqual({ type: 'analysis', payload: payload(2), select: 3 });
+    // The tab hidden and shown again: the profile, then its analysis; the selection was delivered already.
+    w.hide();
+    expect(w.channel.isListening).toBe(false);
+    w.load();
+    await settled();
+    expect(w.received.slice(-2)).toEqual([
+      { type: 'init', payload: payload(6) },
+      { type: 'analysis', payload: payload(2) },
+    ]);
+    // An analysis of a load overtaken by newer content is dropped.
+    const late = w.channel.beginLoad('Opening profile…', '/other.json');
+    await w.channel.showPartial(late, payload(7));
+    w.channel.showProfile(payload(9));
+    expect(w.channel.finishAnalysis(late, payload(1))).toBe(false);
+    await settled();
+    expect(w.received.at(-1)).toEqual({ type: 'init', payload: payload(9) });
+  });
+
   it('drops a load that finishes after the panel was closed', async () => {
     const w = new FakeWebview();
     w.load();

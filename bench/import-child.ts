@@ -1,12 +1,14 @@
 /**
  * One measurement in a fresh process (so peak RSS is this job's alone):
- *   node import-child.js json|import|import-js FILE
+ *   node import-child.js json|import|import-js|open|analysis|analyze FILE
  * prints one JSON line {mode, ms, maxRssMB, slices?, error?}.
  */
 import { readFileSync } from 'node:fs';
 import { importTrace, type ImportTimings } from '../extension/import/kineto';
 import { nativeScanAvailable } from '../extension/import/nativeScan';
 import { analyze } from '../extension/analysis/analyze';
+import { analyzeOffThread, warmAnalysisWorker } from '../extension/analysis/offThread';
+import * as path from 'node:path';
 import { Profile, SliceKind } from '../extension/model/profile';
 import { compressTimelineBuffer, encodeTimelineBuffer } from '../extension/timeline/encode';
 
@@ -64,6 +66,42 @@ async function main(): Promise<void> {
     } else if (mode === 'baseline') {
       // Node itself with this bundle loaded: the part of the peak that does not grow with the trace.
       result.slices = 0;
+    } else if (mode === 'analysis') {
+      // The analysis on this thread and on its worker (as the extension runs it): how long each takes, and the
+      // longest this thread's event loop went unanswered meanwhile (a 5 ms ticker's largest gap).
+      const profile = await importTrace(file);
+      const workerFile = path.join(__dirname, 'analysisWorker.cjs');
+      const stalled = async (run: () => Promise<unknown> | unknown): Promise<{ ms: number; stallMs: number }> => {
+        let last = performance.now();
+        let stallMs = 0;
+        const ticker = setInterval(() => {
+          const now = performance.now();
+          stallMs = Math.max(stallMs, now - last);
+          last = now;
+        }, 5);
+        await new Promise((resolve) => setTimeout(resolve, 20));
+        last = performance.now();
+        const from = performance.now();
+        await run();
+        const ms = performance.now() - from;
+        await new Promise((resolve) => setTimeout(resolve, 10));
+        clearInterval(ticker);
+        return { ms: Math.round(ms), stallMs: Math.round(stallMs) };
+      };
+      warmAnalysisWorker({ workerFile });
+      let place = '';
+      const here = await stalled(() => analyze(profile));
+      const worker = await stalled(() =>
+        analyzeOffThread(profile, { workerFile, always: true, onPlace: (p, why) => (place = why ?? p) }),
+      );
+      if (place !== 'worker') throw new Error(`the analysis did not run on its worker: ${place}`);
+      Object.assign(result, {
+        slices: profile.slices.length,
+        hereMs: here.ms,
+        hereStallMs: here.stallMs,
+        workerMs: worker.ms,
+        workerStallMs: worker.stallMs,
+      });
     } else if (mode === 'analyze') {
       const profile = await importTrace(file);
       analyze(profile);

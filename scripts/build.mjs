@@ -24,6 +24,15 @@ const builds = [
     target: 'node20',
     external: ['vscode'],
   }),
+  // The analysis worker (extension/analysis/offThread.ts starts it beside the extension's bundle).
+  build({
+    ...common,
+    entryPoints: ['extension/analysis/worker.ts'],
+    outfile: 'dist/analysisWorker.js',
+    platform: 'node',
+    format: 'cjs',
+    target: 'node20',
+  }),
   build({
     ...common,
     entryPoints: ['extension/cli.ts'],

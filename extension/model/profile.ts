@@ -160,14 +160,33 @@ export function parseArgsText(text: string): Record<string, unknown> {
   }
 }
 
+type GrowableColumn = Float64Array | Uint32Array | Int32Array | Int16Array | Uint16Array | Uint8Array;
+
+/**
+ * A column of `length` zeros like `like`, in shared memory where there is any: the analysis worker
+ * (analysis/offThread.ts) then reads the slices and flows where they are, without a copy (200 MB at 1 GB).
+ */
+function sharedLike<T extends GrowableColumn>(like: T, length: number): T {
+  const Ctor = like.constructor as {
+    new (buffer: ArrayBufferLike): T;
+    new (n: number): T;
+    BYTES_PER_ELEMENT: number;
+  };
+  if (typeof SharedArrayBuffer !== 'function') return new Ctor(length);
+  return new Ctor(new SharedArrayBuffer(length * Ctor.BYTES_PER_ELEMENT));
+}
+
 /** Growable typed columns; capacity doubles, so appends are amortised O(1). */
-function grow<T extends Float64Array | Uint32Array | Int32Array | Int16Array | Uint16Array | Uint8Array>(
-  array: T,
-  capacity: number,
-): T {
-  const Ctor = array.constructor as new (n: number) => T;
-  const next = new Ctor(capacity);
+function grow<T extends GrowableColumn>(array: T, capacity: number): T {
+  const next = sharedLike(array, capacity);
   next.set(array);
+  return next;
+}
+
+/** The first `length` values of a column, in a column of their own (shared where grow's are). */
+function cutTo<T extends GrowableColumn>(array: T, length: number): T {
+  const next = sharedLike(array, length);
+  next.set(array.subarray(0, length));
   return next;
 }
 
@@ -203,8 +222,11 @@ export class SliceTable implements SliceTableColumns {
     return this.kind.length;
   }
 
+  /** The columns' names, in the order every whole-table operation takes them. */
+  static readonly columnNames: readonly (keyof SliceTableColumns)[] = SLICE_TABLE_COLUMN_NAMES;
+
   /** The columns by name, for operations on every column alike. */
-  private get columns(): Record<keyof SliceTableColumns, ColumnArray> {
+  get columns(): Record<keyof SliceTableColumns, ColumnArray> {
     return this;
   }
 
@@ -259,7 +281,7 @@ export class SliceTable implements SliceTableColumns {
     if (this.length === this.capacity) return;
     const n = Math.max(this.length, 1);
     const columns = this.columns;
-    for (const name of SLICE_TABLE_COLUMN_NAMES) columns[name] = columns[name].slice(0, n);
+    for (const name of SLICE_TABLE_COLUMN_NAMES) columns[name] = cutTo(columns[name], n);
   }
 
   end(i: number): number {
@@ -283,6 +305,8 @@ export const enum FlowPhase {
 
 /** Flow halves (ph s / f / t) as written; pairing is by (category, id) in analysis. */
 export class FlowTable {
+  /** The columns' names (every column is one value per half). */
+  static readonly columnNames = ['cat', 'id', 'phase', 'ts', 'track', 'slice'] as const;
   length = 0;
   cat = new Uint32Array(256);
   /** The flow id as an interned string: ids are numbers in Kineto but strings in some vendors' traces. */

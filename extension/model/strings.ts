@@ -20,6 +20,14 @@ export class StringTable {
     return id;
   }
 
+  /** A table of these strings under their indices as ids (values[0] must be the empty string). */
+  static of(values: readonly string[]): StringTable {
+    const table = new StringTable();
+    for (let id = 1; id < values.length; id++) table.values.push(values[id]);
+    for (let id = 1; id < values.length; id++) if (!table.ids.has(values[id])) table.ids.set(values[id], id);
+    return table;
+  }
+
   /** A table with the same strings under the same ids. */
   copy(): StringTable {
     const copy = new StringTable();

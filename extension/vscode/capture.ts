@@ -7,7 +7,7 @@ import { existsSync } from 'node:fs';
 import { writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import * as vscode from 'vscode';
-import { analyze } from '../analysis/analyze';
+import { analyzeOffThread } from '../analysis/offThread';
 import { buildSummary } from '../analysis/summary';
 import type { Analysis } from '../analysis/types';
 import { joinArgs, splitArgs } from '../capture/args';
@@ -541,7 +541,7 @@ async function showSession(
   try {
     const opened = multi ? await openRun(session.folder) : await openProfile(session);
     const { profile } = opened;
-    const analysis = analyze(profile);
+    const analysis = await analyzeOffThread(profile);
     const label = `${path.basename(script)} · ${new Date().toLocaleTimeString()}`;
     setActiveProfile(profile, analysis, label);
     for (const listener of listeners) await listener(opened, analysis);

@@ -26,7 +26,7 @@ import {
 import { registerEditorProviders } from './editorProviders';
 import { revealSlices } from './editorTimeline';
 import { formatDuration } from '../shared/format';
-import { analyze } from '../analysis/analyze';
+import { analyzeOffThread } from '../analysis/offThread';
 import { openWithProgress } from './openProgress';
 
 /** A part of a merged run (import/merge.ts writes them in metadata.parts): its label and its own trace. */
@@ -469,7 +469,11 @@ export function registerEditorAnnotations(context: vscode.ExtensionContext): voi
         try {
           const opened = await openWithProgress(picked.part.path, picked.part.label);
           if (opened)
-            state.setActive(opened.profile, analyze(opened.profile), `${run.label} · ${picked.part.label}`);
+            state.setActive(
+              opened.profile,
+              await analyzeOffThread(opened.profile),
+              `${run.label} · ${picked.part.label}`,
+            );
         } catch (error) {
           void vscode.window.showErrorMessage(`FlagOS: ${(error as Error).message}`);
         }

@@ -5,7 +5,7 @@
  */
 import path from 'node:path';
 import * as vscode from 'vscode';
-import { analyze } from '../analysis/analyze';
+import { analyzeOffThread } from '../analysis/offThread';
 import type { SummaryJson } from '../analysis/summary';
 import type { Analysis } from '../analysis/types';
 import { openRun } from '../capture/merged';
@@ -127,7 +127,7 @@ export async function showResultsOf(
     const session = opened.source.kind === 'session' ? opened.source.session?.record : undefined;
     showResults(context, {
       opened,
-      analysis: analyze(opened.profile),
+      analysis: await analyzeOffThread(opened.profile),
       facts: { title, source: target, session },
     });
   } catch (error) {

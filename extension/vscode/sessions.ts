@@ -7,7 +7,7 @@
 import { rmSync } from 'node:fs';
 import path from 'node:path';
 import * as vscode from 'vscode';
-import { analyze } from '../analysis/analyze';
+import { analyzeOffThread } from '../analysis/offThread';
 import { openRun } from '../capture/merged';
 import { runPartsText } from '../capture/ranks';
 import { readSessionFile, type SessionRecord } from '../capture/session';
@@ -180,7 +180,7 @@ export function registerSessions(context: vscode.ExtensionContext, editorRoot: s
       if (!chosen) return;
       try {
         const { profile } = await openRun(chosen.entry.folder);
-        setActiveProfile(profile, analyze(profile), provider.labelOf(chosen.entry));
+        setActiveProfile(profile, await analyzeOffThread(profile), provider.labelOf(chosen.entry));
       } catch (error) {
         void vscode.window.showErrorMessage(`FlagOS: ${(error as Error).message}`);
       }

@@ -8,7 +8,7 @@ import { existsSync, statSync } from 'node:fs';
 import * as path from 'node:path';
 import * as vscode from 'vscode';
 import { webviewPageHtml } from './page';
-import { analyze } from '../analysis/analyze';
+import { analyzeOffThread, warmAnalysisWorker } from '../analysis/offThread';
 import type { Analysis } from '../analysis/types';
 import { openWithProgress } from './openProgress';
 import { readSessionFile, sessionOfFile } from '../capture/session';
@@ -111,18 +111,34 @@ export async function loadForTimeline(
     readMs: performance.now() - started,
     parseMs: timings.parser === 'native' ? timings.nativeScanMs : undefined,
   });
-  const analysed = (read: ReadProfile): Loaded => {
+  // The worker loads its bundle while the trace is read; the analysis then runs beside the host's main thread.
+  warmAnalysisWorker();
+  const analysed = async (read: ReadProfile): Promise<Loaded> => {
     const from = performance.now();
-    const analysis = analyze(read.profile);
+    const analysis = await analyzeOffThread(read.profile);
     return { ...read, analysis, analysisMs: performance.now() - from };
   };
+  // The partial views are analysed while the import reads on; one that is ready after the whole was read is dropped.
+  let wholeRead = false;
   const opened = await openWithProgress(source, label, {
     onFirstPart:
-      onFirstPart && ((first, remaining) => onFirstPart(analysed(readOf(first.profile)), remaining)),
+      onFirstPart &&
+      ((first, remaining) =>
+        void analysed(readOf(first.profile)).then(
+          (loaded) => wholeRead || onFirstPart(loaded, remaining),
+          () => undefined,
+        )),
     // A single trace that reads slowly shows what is read so far (the import reads on meanwhile).
-    onPartial: onPartial && ((partial, fraction) => onPartial(analysed(readOf(partial)), fraction)),
+    onPartial:
+      onPartial &&
+      ((partial, fraction) =>
+        void analysed(readOf(partial)).then(
+          (loaded) => wholeRead || onPartial(loaded, fraction),
+          () => undefined,
+        )),
     timings,
   });
+  wholeRead = true;
   if (!opened) return undefined;
   const read = readOf(opened.profile);
   // The slices are drawn before the analysis, which then only adds its columns and tables (a small second

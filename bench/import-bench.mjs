@@ -93,6 +93,8 @@ for (const [label, file] of inputs) {
   analysisRows.push({
     input: label,
     slices: r.slices,
+    // Shared where the runtime frees outgrown columns at once (Node 21+, as the editor's host): else copied.
+    'columns to worker': r.shared ? 'shared' : 'copied',
     'analysis ms (here)': r.hereMs,
     'analysis ms (worker)': r.workerMs,
     'worker / here': `${(r.workerMs / r.hereMs).toFixed(2)}x`,

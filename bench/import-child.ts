@@ -97,6 +97,7 @@ async function main(): Promise<void> {
       if (place !== 'worker') throw new Error(`the analysis did not run on its worker: ${place}`);
       Object.assign(result, {
         slices: profile.slices.length,
+        shared: profile.slices.start.buffer instanceof SharedArrayBuffer,
         hereMs: here.ms,
         hereStallMs: here.stallMs,
         workerMs: worker.ms,

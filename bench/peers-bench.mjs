@@ -10,8 +10,10 @@
 //   suites' harness), timed from the pick until the timeline's first frame (its toolbar), and until the whole trace
 //   is shown and linked (its status line's "First frame in" or "Whole trace in", its analysis in); a large
 //   trace's first frame is the slices read so far. Each open is closed before the next. BENCH_PEERS_EDITOR=0 leaves the editor out.
+// - the command line: `flagprof summary TRACE`, from its start to its exit, after each editor open.
 // Prints one line per trace: `first-frame <file> ours <ms> devtools <ms> ratio <x>` (ours / DevTools; target
-// <= 0.5), and with the editor `first-frame-editor <file> editor <ms> whole <ms> devtools <ms> ratio <x>`.
+// <= 0.5), and with the editor `first-frame-editor <file> editor <ms> whole <ms> devtools <ms> ratio <x> cli <ms>
+// editor/cli <x>` (the editor's first frame against the command line's summary of the same file; target <= 1.2).
 // BENCH_PEERS_TRACES (comma-separated paths) replaces the default traces: owlv2 (56 MB) and MTIA (87 MB).
 import { execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
@@ -186,6 +188,13 @@ async function editor(page, file, warmUp = false) {
   return { firstMs, wholeMs };
 }
 
+/** `flagprof summary FILE` from its start to its exit: the command line's import of the trace (and its tables). */
+function cli(file) {
+  const started = Date.now();
+  execFileSync(process.execPath, [path.join(root, 'bin', 'flagprof.js'), 'summary', file], { stdio: 'ignore' });
+  return Date.now() - started;
+}
+
 const median = (values) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)];
 const workbench = await startEditor();
 const browser = await chromium.launch({ executablePath: executable, args: flags });
@@ -195,6 +204,7 @@ try {
     const timesDevtools = [];
     const timesEditor = [];
     const timesWhole = [];
+    const timesCli = [];
     for (let i = 0; i < runs; i++) {
       timesOurs.push(await ours(browser, file));
       timesDevtools.push(await devtools(browser, file));
@@ -202,6 +212,7 @@ try {
         const { firstMs, wholeMs } = await editor(workbench.page, file);
         timesEditor.push(firstMs);
         timesWhole.push(wholeMs);
+        timesCli.push(cli(file));
       }
     }
     const a = median(timesOurs);
@@ -209,8 +220,10 @@ try {
     console.log(`first-frame ${path.basename(file)} ours ${a} devtools ${b} ratio ${(a / b).toFixed(2)}`);
     if (workbench) {
       const e = median(timesEditor);
+      const c = median(timesCli);
       console.log(
-        `first-frame-editor ${path.basename(file)} editor ${e} whole ${median(timesWhole)} devtools ${b} ratio ${(e / b).toFixed(2)}`,
+        `first-frame-editor ${path.basename(file)} editor ${e} whole ${median(timesWhole)} devtools ${b} ratio ${(e / b).toFixed(2)} ` +
+          `cli ${c} editor/cli ${(e / c).toFixed(2)}`,
       );
     }
   }

@@ -10,7 +10,7 @@ import { analyze } from '../../extension/analysis/analyze';
 import { AnalysisCancelled, analyzeOffThread } from '../../extension/analysis/offThread';
 import type { Analysis } from '../../extension/analysis/types';
 import { importTrace } from '../../extension/import/kineto';
-import { isOpKind, type Profile, type SourceFrame } from '../../extension/model/profile';
+import { isOpKind, SliceTable, type Profile, type SourceFrame } from '../../extension/model/profile';
 import { ROOT, tracePath } from '../helpers/traces';
 
 let dir: string;
@@ -81,6 +81,24 @@ describe.each([
     expect(profile.slices.kind.length).toBeGreaterThanOrEqual(profile.slices.length);
     expect(analyze(profile).ops).toEqual(here.ops);
   });
+});
+
+it('reads columns in shared memory where they are (as a finished import leaves them on Node 21+)', async () => {
+  const profile = await imported('tracelens_h100_owlv2_large.trace.json.gz');
+  const here = analyze(profile);
+  const { columns } = profile.slices;
+  for (const name of SliceTable.columnNames) {
+    const column = columns[name];
+    const Ctor = column.constructor as new (buffer: SharedArrayBuffer) => typeof column;
+    const shared = new Ctor(new SharedArrayBuffer(column.byteLength));
+    shared.set(column as never);
+    columns[name] = shared;
+  }
+  const places: string[] = [];
+  const there = await analyzeOffThread(profile, { workerFile, always: true, onPlace: (p) => places.push(p) });
+  expect(places).toEqual(['worker']);
+  expect(profile.slices.start.buffer).toBeInstanceOf(SharedArrayBuffer);
+  expect(withoutProfile(there)).toEqual(withoutProfile(here));
 });
 
 it('keeps exact call sites, chains shared between ops included', async () => {

@@ -34,6 +34,10 @@ WAITING, OPEN, CLOSED = "waiting", "open", "closed"
 FLUSH_TARGET_S = 2.0
 MIN_SEGMENT_S = 0.25
 FIRST_SEGMENT_S = 0.5
+# What runs in a frame, for where the profiler may be switched (CaptureWindow._switch_point).
+_SCRIPT, _LIBRARY, _TORCH = "script", "library", "torch"
+# How soon a switch the script's state put off is tried again.
+RETRY_SWITCH_S = 0.01
 
 
 def _say(message):
@@ -141,6 +145,8 @@ class CaptureWindow:
             self.notes.append(note)
             _say(note)
             return
+        if self.torch is not None:
+            tracing_state.watch_record_functions(self.torch)
         with _DeferredStopSignals():
             self._open()
 
@@ -264,7 +270,7 @@ class CaptureWindow:
         own = None
         frame = caller
         while frame is not None:
-            if not self._runs_for_torch(frame) and not frame.f_code.co_filename.startswith("<frozen"):
+            if self._frame_kind(frame) == _SCRIPT:
                 own = frame
             frame = frame.f_back
         self._rotate_at = time.monotonic()
@@ -498,9 +504,7 @@ class CaptureWindow:
                 if self.state != OPEN:
                     return
             self.steps_counted += 1
-            own = sys._getframe(1)
-            while own is not None and self._runs_for_torch(own):
-                own = own.f_back
+            _, own = self._switch_point(sys._getframe(1))
             self._step_pending = True
             if own is None or not self._switch_at(own, calls=False, action=self._step_and_close_when_done):
                 # A debugger's trace function, or no frame of the script's: stepped here, inside the optimizer's
@@ -720,29 +724,38 @@ class CaptureWindow:
         cannot be done: a debugger's trace function is set, or no frame of the script's is on the stack."""
         if sys.gettrace() is not None or tracing_state.inside():
             return False
-        own = frame
-        while own is not None and self._runs_for_torch(own):
-            own = own.f_back
+        _, own = self._switch_point(frame)
         if own is None:
             return False
         return self._switch_at(own)
 
     def _switch_at(self, own, calls=True, action=None):
         """Switches (or runs `action`) at the next line of frame `own`, or (with `calls`) at a call into the
-        script's own code before it."""
+        script's own code before it. Either waits while a garbage collection runs or a record_function is open
+        (both can come inside torch)."""
         if sys.gettrace() is not None or tracing_state.inside():
             return False
         self._cancel_own_code_switch()
         window = self
+        # The timer's own switch can wait for a record_function to end; a step counted in the script's optimizer
+        # step cannot (torch's step markers are record_functions of their own).
+        timed = action is None
         action = action or self._switch
 
         def switch_here(_frame, _event, _arg):
+            if tracing_state.collecting():
+                return switch_here  # a collection ends soon: the frame's next line
             window._cancel_own_code_switch()
+            if timed and tracing_state.open_record_functions():
+                # Not traced line by line meanwhile (a record_function may stay open for long): the timer again.
+                window._set_timer(RETRY_SWITCH_S)
+                return None
             action()
             return None
 
         def on_call(called, event, arg):
-            if calls and not window._runs_for_torch(called):
+            # The walk of the whole stack only for a call into the script's own code (most calls are torch's).
+            if calls and window._frame_kind(called) == _SCRIPT and window._switch_point(called)[0]:
                 return switch_here(called, event, arg)
             return None
 
@@ -760,29 +773,65 @@ class CaptureWindow:
                 sys.settrace(None)
 
     def _unsafe_to_switch(self, frame):
-        """Whether the signal came where switching the profiler hangs or corrupts it: inside a callback of torch's
-        Python tracer (which runs Python code: the repr of a function it records, the hash of a tensor, and checks
-        for signals there), or in code that runs for torch: a frame of torch's, of this agent's (the exact-sites
-        mode, its trampolines) before any other code outward; the standard library's, such as contextlib under
-        torch's dispatch, is looked through. Stopping the profiler inside torch.ops.profiler's record_function
-        exit, say, crashes the interpreter when the segment's results are freed. A moment later the script is
-        back in its own code: its lines run between torch calls."""
-        return tracing_state.inside() or self._runs_for_torch(frame)
+        """Whether the signal came where switching the profiler hangs or corrupts it. Stopping torch's profiler
+        while one of its RecordFunctions is open on this thread (an op running, torch.ops.profiler's
+        record_function) frees the events that scope's end then writes to: the heap is corrupted and the process
+        crashes later, anywhere. So not:
+        - inside a callback of torch's Python tracer (which runs Python code: the repr of a function it records,
+          the hash of a tensor, and checks for signals there);
+        - while a garbage collection runs: its finalizers (multiprocessing's, weakref callbacks) run Python code
+          from inside whatever allocated, a torch op included, with only the script's frame above;
+        - while a record_function is open (DataLoader's __next__ holds one around the script's own __getitem__,
+          a script may hold its own);
+        - anywhere torch's code (or the exact-sites mode's) is on the stack inward of the script's outermost frame:
+          whatever the script's code is called from there runs inside torch.
+        A moment later the script is back in its own code: its lines run between torch calls."""
+        return not self._switch_point(frame)[0]
 
-    def _runs_for_torch(self, frame):
+    def _switch_point(self, frame):
+        """(now, own): whether the profiler may be switched with `frame` running, and the frame of the script's
+        whose next line is the nearest point where it may (None: no frame of the script's is on the stack, or none
+        outward of torch's).
+
+        The frames outward of the script's outermost one are whatever runs the script (runpy, this agent, a
+        launcher's wrapper such as torch.multiprocessing.spawn's) and are not looked at."""
+        kinds = []
+        frames = []
+        while frame is not None:
+            kinds.append(self._frame_kind(frame))
+            frames.append(frame)
+            frame = frame.f_back
+        if _SCRIPT in kinds:
+            outermost = len(kinds) - 1 - kinds[::-1].index(_SCRIPT)
+            torch_at = max((i for i in range(outermost) if kinds[i] == _TORCH), default=-1)
+            own = next(frames[i] for i in range(torch_at + 1, outermost + 1) if kinds[i] == _SCRIPT)
+        else:
+            # Only the standard library's code runs (a Pool worker waiting for its next task): safe unless torch's
+            # is among it.
+            torch_at = max((i for i, kind in enumerate(kinds) if kind == _TORCH), default=-1)
+            own = None
+        now = (
+            torch_at < 0
+            and not tracing_state.inside()
+            and not tracing_state.collecting()
+            and not tracing_state.open_record_functions()
+        )
+        return now, own
+
+    def _frame_kind(self, frame):
+        """_TORCH (torch's, this agent's, the exact-sites trampolines), _LIBRARY (the standard library's, frozen or
+        generated code: looked through) or _SCRIPT (the script's and its other packages')."""
         if self.torch is None:
-            return False
+            return _SCRIPT
         if self._torch_prefixes is None:
             self._torch_prefixes = _torch_prefixes(self.torch)
         torch_dirs, library_dirs = self._torch_prefixes
-        while frame is not None:
-            name = frame.f_code.co_filename
-            if name == SITE_FILE or name.startswith(torch_dirs):
-                return True
-            if not (name.startswith(library_dirs) or name.startswith("<frozen")):
-                return False
-            frame = frame.f_back
-        return False
+        name = frame.f_code.co_filename
+        if name == SITE_FILE or name.startswith(torch_dirs):
+            return _TORCH
+        if name.startswith(library_dirs) or name.startswith(("<frozen", "<string>")):
+            return _LIBRARY
+        return _SCRIPT
 
     def _torch_profiler_busy(self):
         try:
@@ -826,6 +875,7 @@ class CaptureWindow:
         for module, name, original in self._patched:
             setattr(module, name, original)
         self._patched = []
+        tracing_state.unwatch_record_functions()
 
 
 _STOP_SIGNALS = tuple(getattr(signal, name) for name in ("SIGINT", "SIGTERM", "SIGHUP") if hasattr(signal, name))

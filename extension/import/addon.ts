@@ -108,6 +108,11 @@ export interface KinetoScannerHandle {
   }): void;
   /** Scans events of buf[pos, end); state in and out through io (nativeScan.ts Io). */
   scan(buf: Uint8Array, pos: number, end: number, io: Float64Array): void;
+  /**
+   * Drops the callbacks and columns it holds (strong references: roots, through which the callbacks kept the whole
+   * import alive). Absent from addons built before it.
+   */
+  release?(): void;
 }
 
 export interface KinetoScannerHost {

@@ -153,45 +153,50 @@ export async function importTrace(file: string, options: ImportOptions = {}): Pr
   const limits = resolveLimits(name, options);
   const parser = new TraceParser(name, options, limits);
   const window = new ParseWindow(parser, limits);
-  const input = await openInput(file, name);
-  const progress = new ReadProgress(name, input.size, options);
-  parser.progress = progress;
+  // However it ends, the addon's scanner lets go of the parser (its references would keep the profile forever).
   try {
-    const handle = input.regular ? input.handle : undefined;
-    if (!handle) await readStream(input.stream!, parser, window, progress);
-    else if (await startsWithGzip(handle, parser)) {
-      parser.presize(await gzipTextSize(handle, input.size));
-      const raw = handle.createReadStream({ highWaterMark: CHUNK, autoClose: false });
-      try {
-        await inflate(raw, parser, window, progress);
-      } finally {
-        raw.destroy(); // no read of it outlives the handle, whatever stopped the import
-      }
-    } else {
-      // The size is known: refuse at once rather than after reading up to the limit.
-      window.checkTotal(input.size);
-      parser.presize(input.size);
-      // Plain files are read into one reused buffer: no garbage per chunk, so peak memory stays near the
-      // model's. Kept inline: moved into a function of its own, this loop raised the peak by a quarter (the
-      // columns' outgrown buffers were collected later).
-      for (;;) {
-        const target = window.space();
-        let bytesRead: number;
+    const input = await openInput(file, name);
+    const progress = new ReadProgress(name, input.size, options);
+    parser.progress = progress;
+    try {
+      const handle = input.regular ? input.handle : undefined;
+      if (!handle) await readStream(input.stream!, parser, window, progress);
+      else if (await startsWithGzip(handle, parser)) {
+        parser.presize(await gzipTextSize(handle, input.size));
+        const raw = handle.createReadStream({ highWaterMark: CHUNK, autoClose: false });
         try {
-          ({ bytesRead } = await handle.read(target.buffer, target.offset, target.length, null));
-        } catch (error) {
-          throw new ImportError(name, undefined, `cannot read: ${code(error)}`);
+          await inflate(raw, parser, window, progress);
+        } finally {
+          raw.destroy(); // no read of it outlives the handle, whatever stopped the import
         }
-        if (bytesRead === 0) break;
-        progress.advance(bytesRead);
-        window.filled(bytesRead);
+      } else {
+        // The size is known: refuse at once rather than after reading up to the limit.
+        window.checkTotal(input.size);
+        parser.presize(input.size);
+        // Plain files are read into one reused buffer: no garbage per chunk, so peak memory stays near the
+        // model's. Kept inline: moved into a function of its own, this loop raised the peak by a quarter (the
+        // columns' outgrown buffers were collected later).
+        for (;;) {
+          const target = window.space();
+          let bytesRead: number;
+          try {
+            ({ bytesRead } = await handle.read(target.buffer, target.offset, target.length, null));
+          } catch (error) {
+            throw new ImportError(name, undefined, `cannot read: ${code(error)}`);
+          }
+          if (bytesRead === 0) break;
+          progress.advance(bytesRead);
+          window.filled(bytesRead);
+        }
       }
+    } finally {
+      await input.close();
     }
+    window.end();
+    return parser.finish();
   } finally {
-    await input.close();
+    parser.release();
   }
-  window.end();
-  return parser.finish();
 }
 
 interface Input {
@@ -373,9 +378,13 @@ export function importTraceBytes(
 ): Profile {
   const parser = new TraceParser(file, options, resolveLimits(file, options));
   const step = options.chunkSize ?? bytes.length;
-  for (let at = 0; at < bytes.length; at += step)
-    parser.feed(bytes.subarray(at, Math.min(bytes.length, at + step)));
-  return parser.finish();
+  try {
+    for (let at = 0; at < bytes.length; at += step)
+      parser.feed(bytes.subarray(at, Math.min(bytes.length, at + step)));
+    return parser.finish();
+  } finally {
+    parser.release();
+  }
 }
 
 /**
@@ -737,6 +746,11 @@ class TraceParser {
     this.buf = rest.slice();
     this.pos = 0;
     this.end = rest.length;
+  }
+
+  /** The import is over (finished or failed): the addon's scanner lets go of this parser and its profile. */
+  release(): void {
+    this.native?.release();
   }
 
   finish(): Profile {

@@ -269,6 +269,9 @@ Napi::Value DecodeCapture(const Napi::CallbackInfo& info) {
 //   new KinetoScanner({ instantKind, otherKind, intern(start, end), track(pid, tid), kind(cat) })
 //   scanner.bind(tables)                 -> the columns to write (again after any of them is replaced)
 //   scanner.scan(buf, pos, end, io)      -> writes the columns in place, the state and where it stopped in io.
+//   scanner.release()                    -> drops the callbacks and columns once the import is over.
+// The callbacks and columns are held by strong references, which are roots: the callbacks close over the importer,
+// which holds this object, so without release() nothing of an import (its whole profile) was ever collected.
 class KinetoScannerWrap : public Napi::ObjectWrap<KinetoScannerWrap>, private flagprof::kineto::ScanHost {
  public:
   // io: the in/out block shared with extension/import/native.ts (its IO indices mirror these).
@@ -294,7 +297,8 @@ class KinetoScannerWrap : public Napi::ObjectWrap<KinetoScannerWrap>, private fl
 
   static Napi::Function Define(Napi::Env env) {
     return DefineClass(env, "KinetoScanner",
-                       {InstanceMethod<&KinetoScannerWrap::Bind>("bind"), InstanceMethod<&KinetoScannerWrap::Scan>("scan")});
+                       {InstanceMethod<&KinetoScannerWrap::Bind>("bind"), InstanceMethod<&KinetoScannerWrap::Scan>("scan"),
+                        InstanceMethod<&KinetoScannerWrap::Release>("release")});
   }
 
   explicit KinetoScannerWrap(const Napi::CallbackInfo& info)
@@ -361,11 +365,28 @@ class KinetoScannerWrap : public Napi::ObjectWrap<KinetoScannerWrap>, private fl
     return env.Undefined();
   }
 
+  // After this, scan() refuses: an import that is over does not scan again (a new import makes a new scanner).
+  Napi::Value Release(const Napi::CallbackInfo& info) {
+    intern_.Reset();
+    track_.Reset();
+    kind_.Reset();
+    bound_.Reset();
+    slices_ = {};
+    flows_ = {};
+    args_ = {};
+    notes_ = {};
+    meta_ = {};
+    scanBuf_ = nullptr;
+    released_ = true;
+    return info.Env().Undefined();
+  }
+
   Napi::Value Scan(const Napi::CallbackInfo& info) {
     Napi::Env env = info.Env();
     env_ = env;
     if (info.Length() < 4 || !info[0].IsTypedArray() || !info[3].IsTypedArray())
       throw Napi::TypeError::New(env, "scan(buf, pos, end, io)");
+    if (released_) throw Napi::Error::New(env, "scan: the scanner was released");
     if (bound_.IsEmpty()) throw Napi::Error::New(env, "scan: bind(tables) first");
     Napi::Uint8Array buf = info[0].As<Napi::Uint8Array>();
     const size_t end = std::min(size_t(info[2].As<Napi::Number>().Int64Value()), buf.ElementLength());
@@ -421,6 +442,7 @@ class KinetoScannerWrap : public Napi::ObjectWrap<KinetoScannerWrap>, private fl
   flagprof::kineto::KinetoScanner scanner_;
   Napi::FunctionReference intern_, track_, kind_;
   const uint8_t* scanBuf_ = nullptr;
+  bool released_ = false;
   Napi::ObjectReference bound_;
   flagprof::kineto::SliceColumns slices_{};
   flagprof::kineto::FlowColumns flows_{};

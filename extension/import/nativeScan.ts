@@ -193,8 +193,6 @@ export class NativeEventScan {
   /** The import is over: the addon lets go of its callbacks and columns, so that the profile can be collected. */
   release(): void {
     this.scanner.release?.();
-    this.buf = new Uint8Array(0);
-    this.boundSlices = this.boundFlows = this.boundArgs = this.boundOffsets = undefined;
   }
 
   /** The time origin after the last scan (NaN until the first placed event). */

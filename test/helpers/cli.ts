@@ -6,7 +6,9 @@ import { execFileSync, spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { afterAll, beforeAll } from 'vitest';
 
+import { requirePython } from './agent';
 import { ROOT } from './paths';
 
 export { ROOT };
@@ -55,6 +57,21 @@ let runs = 0;
 /** Removes the hook's folder (call from afterAll). */
 export function cleanupCliRuns(): void {
   hooks.remove();
+}
+
+/**
+ * A suite that profiles real Python scripts through the CLI: the project's Python required and the CLI built
+ * before it; the CLI's run files and the suite's `scratch` folder removed after it.
+ */
+export function profilingSuite(scratch: string): void {
+  beforeAll(() => {
+    requirePython();
+    buildCli();
+  });
+  afterAll(() => {
+    cleanupCliRuns();
+    rmSync(scratch, { recursive: true, force: true });
+  });
 }
 
 export function runCli(args: string[], options: CliRun = {}): Promise<CliResult> {

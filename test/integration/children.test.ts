@@ -4,16 +4,16 @@
  * DataLoader worker. Real Python and torch, through `flagprof profile`; the session then opens as one merged
  * profile (capture/merged.ts), every process a track group, the workers' ops on the dataset's lines.
  */
-import { mkdirSync, readFileSync, readdirSync, rmSync } from 'node:fs';
+import { mkdirSync, readFileSync, readdirSync } from 'node:fs';
 import path from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { analyze } from '../../extension/analysis/analyze';
 import { buildSummary } from '../../extension/analysis/summary';
 import { openRun } from '../../extension/capture/merged';
 import type { Profile } from '../../extension/model/profile';
-import { requirePython, tempDir } from '../helpers/agent';
+import { tempDir } from '../helpers/agent';
 import { ARTIFACTS, launchChromium } from '../helpers/browser';
-import { buildCli, cleanupCliRuns, runCli } from '../helpers/cli';
+import { runCli, profilingSuite } from '../helpers/cli';
 import { PYTHON, ROOT } from '../helpers/paths';
 import { TORCHRUN, TORCHRUN_TIMEOUT } from '../helpers/torchrun';
 
@@ -24,14 +24,7 @@ const TIMEOUT = 300_000;
 const SCRATCH = tempDir('children');
 let made = 0;
 
-beforeAll(() => {
-  requirePython();
-  buildCli();
-});
-afterAll(() => {
-  cleanupCliRuns();
-  rmSync(SCRATCH, { recursive: true, force: true });
-});
+profilingSuite(SCRATCH);
 
 async function profile(script: string, flags: string[] = [], env?: Record<string, string>, cwd?: string) {
   const out = path.join(SCRATCH, `session-${++made}`);

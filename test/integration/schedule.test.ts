@@ -6,14 +6,14 @@
  * library (test/fake-cupti), whose kernels are named after their iteration.
  */
 import { execFileSync } from 'node:child_process';
-import { existsSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { analyze } from '../../extension/analysis/analyze';
 import { openProfile } from '../../extension/capture/open';
 import { SliceKind, isOpKind, type Profile } from '../../extension/model/profile';
-import { launch, readJson, requirePython, tempDir } from '../helpers/agent';
-import { buildCli, cleanupCliRuns, lines, runCli } from '../helpers/cli';
+import { launch, readJson, tempDir } from '../helpers/agent';
+import { lines, runCli, profilingSuite } from '../helpers/cli';
 import { ensureFakeCupti, ensureNativeBuilt } from '../helpers/native';
 import { PYTHON, ROOT } from '../helpers/paths';
 
@@ -41,14 +41,7 @@ interface SessionJson {
   trace: { segments: number; sealed: boolean };
 }
 
-beforeAll(() => {
-  requirePython();
-  buildCli();
-});
-afterAll(() => {
-  cleanupCliRuns();
-  rmSync(SCRATCH, { recursive: true, force: true });
-});
+profilingSuite(SCRATCH);
 
 function profileRun(args: string[], script: string, scriptArgs: string[] = [], env?: Record<string, string>) {
   const out = path.join(SCRATCH, `session-${++made}`);

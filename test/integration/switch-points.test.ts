@@ -4,25 +4,17 @@
  * crashes later, anywhere (a torchrun rank with a DataLoader worker died of SIGSEGV that way in about one run in two
  * with short segments). The fixture asks the running window itself, from the script, real Python and torch.
  */
-import { rmSync } from 'node:fs';
 import path from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { requirePython, tempDir } from '../helpers/agent';
-import { buildCli, cleanupCliRuns, runCli } from '../helpers/cli';
+import { describe, expect, it } from 'vitest';
+import { tempDir } from '../helpers/agent';
+import { runCli, profilingSuite } from '../helpers/cli';
 import { PYTHON, ROOT } from '../helpers/paths';
 
 const SCRIPT = path.join(ROOT, 'test', 'fixtures', 'switch', 'switch_points.py');
 const SCRATCH = tempDir('switch');
 const TIMEOUT = 180_000;
 
-beforeAll(() => {
-  requirePython();
-  buildCli();
-});
-afterAll(() => {
-  cleanupCliRuns();
-  rmSync(SCRATCH, { recursive: true, force: true });
-});
+profilingSuite(SCRATCH);
 
 describe('the points where the profiling window switches the profiler', () => {
   it(

@@ -24,6 +24,15 @@ const builds = [
     target: 'node20',
     external: ['vscode'],
   }),
+  // The read worker (extension/timeline/readOffThread.ts starts it beside the extension's bundle).
+  build({
+    ...common,
+    entryPoints: ['extension/timeline/readWorker.ts'],
+    outfile: 'dist/readWorker.js',
+    platform: 'node',
+    format: 'cjs',
+    target: 'node20',
+  }),
   // The analysis worker (extension/analysis/offThread.ts starts it beside the extension's bundle).
   build({
     ...common,

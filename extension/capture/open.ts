@@ -135,11 +135,19 @@ function mergeSessionCapture(profile: Profile, capturePath: string): string | un
  * The session's trace with its sites (profile.sites), session.json (metadata.session), diagnostics
  * (metadata.diagnostics) and capture merged. A folder without a trace is a SessionError saying why.
  */
-/** What opening may report (the share of the trace read) and how it is cancelled: importTrace's options. */
+/**
+ * What opening may report (the share of the trace read) and how it is cancelled: importTrace's options; and what
+ * reads a trace file: importTrace, or the editor's importOffThread (the same profile, read on a worker).
+ */
 export type OpenOptions = Pick<
   ImportOptions,
   'onProgress' | 'signal' | 'timings' | 'onPartial' | 'partialAfterMs'
->;
+> & { read?: (file: string, options: ImportOptions) => Promise<Profile> };
+
+function readTrace(file: string, options: OpenOptions): Promise<Profile> {
+  const { read = importTrace, ...importOptions } = options;
+  return read(file, importOptions);
+}
 
 async function openSession(source: SessionSource, options: OpenOptions = {}): Promise<OpenedProfile> {
   const { folder, session } = source;
@@ -157,7 +165,7 @@ async function openSession(source: SessionSource, options: OpenOptions = {}): Pr
     const why = session?.record.notes.at(-1) ?? 'the capture wrote no trace';
     throw new SessionError(folder, `no ${SESSION_FILES.trace} (${why})`);
   }
-  const profile = await importTrace(source.tracePath, options);
+  const profile = await readTrace(source.tracePath, options);
   const sites = await readSessionSites(folder, profile.warnings);
   if (sites) profile.sites = sites;
   if (session) profile.metadata.session = session.document;
@@ -174,7 +182,7 @@ export async function openProfile(
   const source = typeof target === 'string' ? locateProfile(target) : target;
   if (source.kind === 'session') return openSession(source, options);
   const profile =
-    source.kind === 'capture' ? openCapture(source.path) : await importTrace(source.path, options);
+    source.kind === 'capture' ? openCapture(source.path) : await readTrace(source.path, options);
   return { source, profile };
 }
 

@@ -26,7 +26,7 @@ const REPORT_EVERY_MS = 100;
 export async function openWithProgress(
   source: string,
   label = path.basename(source),
-  options: Pick<RunOptions, 'onFirstPart' | 'timings' | 'onPartial'> = {},
+  options: Pick<RunOptions, 'onFirstPart' | 'timings' | 'onPartial' | 'read'> = {},
 ): Promise<OpenedProfile | undefined> {
   const controller = new AbortController();
   let fraction = 0;

@@ -14,6 +14,12 @@ import { openWithProgress } from './openProgress';
 import { readSessionFile, sessionOfFile } from '../capture/session';
 import { UserError } from '../import/errors';
 import type { ImportTimings } from '../import/kineto';
+import {
+  importOffThread,
+  takeFirstFrame,
+  warmImportWorker,
+  type FirstFrameRequest,
+} from '../timeline/readOffThread';
 import type { Profile } from '../model/profile';
 import {
   isWebviewToHost,
@@ -24,7 +30,12 @@ import {
 } from '../protocol';
 import { memoryBudgetProblem } from '../timeline/budget';
 import { TimelineChannel } from '../timeline/channel';
-import { compressTimelineBuffer, encodeAnalysisBuffer, encodeTimelineBuffer } from '../timeline/encode';
+import {
+  compressTimelineBuffer,
+  encodeAnalysisBuffer,
+  encodeTimelineBuffer,
+  type EncodeOptions,
+} from '../timeline/encode';
 import { TimelineRecords, type TimelineRecord } from '../timeline/restore';
 import { timelineTitle } from '../timeline/title';
 
@@ -100,19 +111,19 @@ export async function loadForTimeline(
   onFirstPart?: (first: Loaded, remaining: number) => void,
   onPartial?: (partial: Loaded, fraction: number) => void,
   onRead?: (read: ReadProfile) => PromiseLike<void> | void,
+  firstFrame?: FirstFrameRequest,
 ): Promise<Loaded | undefined> {
   // The host's share and, in a desktop window, the page's.
   const problem = memoryBudgetProblem(source, { rendererHere: rendererIsLocal() });
   if (problem) throw new UserError(problem);
   const started = performance.now();
+  warmImportWorker();
   const timings: ImportTimings = {};
   const readOf = (profile: Profile): ReadProfile => ({
     profile,
     readMs: performance.now() - started,
     parseMs: timings.parser === 'native' ? timings.nativeScanMs : undefined,
   });
-  // The worker loads its bundle while the trace is read; the analysis then runs beside the host's main thread.
-  warmAnalysisWorker();
   const analysed = async (read: ReadProfile): Promise<Loaded> => {
     const from = performance.now();
     const analysis = await analyzeOffThread(read.profile);
@@ -121,6 +132,8 @@ export async function loadForTimeline(
   // The partial views are analysed while the import reads on; one that is ready after the whole was read is dropped.
   let wholeRead = false;
   const opened = await openWithProgress(source, label, {
+    // Read on a worker: the host's own heap made each collection the import set off cost several times more.
+    read: (file, options) => importOffThread(file, { ...options, firstFrame }),
     onFirstPart:
       onFirstPart &&
       ((first, remaining) =>
@@ -141,6 +154,8 @@ export async function loadForTimeline(
   wholeRead = true;
   if (!opened) return undefined;
   const read = readOf(opened.profile);
+  // The analysis worker loads its bundle while the page draws the profile read (the analysis waits for that).
+  warmAnalysisWorker();
   // The slices are drawn before the analysis, which then only adds its columns and tables (a small second
   // message): the first frame no longer waits for linking, and the page draws while the host links.
   if (onRead) await onRead(read);
@@ -157,8 +172,16 @@ async function loadProfile(
   source: string,
   onPartial?: (partial: Loaded, fraction: number) => void,
   onRead?: (read: ReadProfile) => PromiseLike<void>,
+  firstFrame?: FirstFrameRequest,
 ): Promise<Loaded> {
-  const loaded = await loadForTimeline(source, path.basename(source), undefined, onPartial, onRead);
+  const loaded = await loadForTimeline(
+    source,
+    path.basename(source),
+    undefined,
+    onPartial,
+    onRead,
+    firstFrame,
+  );
   if (!loaded) throw new LoadCancelled(`opening ${path.basename(source)} was cancelled`);
   return loaded;
 }
@@ -188,7 +211,15 @@ interface SharedLoad {
 }
 const loading = new Map<string, SharedLoad>();
 
-function loadShared(source: string, listener?: LoadListener): Promise<Loaded> {
+/**
+ * `firstFrame`: the first frame's payload to encode beside the read, for the panel that starts it (a panel that
+ * joins a load under way encodes its own).
+ */
+function loadShared(
+  source: string,
+  listener?: LoadListener,
+  firstFrame?: FirstFrameRequest,
+): Promise<Loaded> {
   const key = keyOf(source);
   let shared = loading.get(key);
   if (!shared) {
@@ -206,6 +237,7 @@ function loadShared(source: string, listener?: LoadListener): Promise<Loaded> {
           entry.read = read;
           await Promise.all([...listeners].map((each) => each.read(read)));
         },
+        firstFrame,
       ).finally(() => {
         if (loading.get(key) === entry) loading.delete(key);
       }),
@@ -290,14 +322,18 @@ class TimelinePanel {
   ): ArrayBuffer {
     this.profile = profile;
     return compressTimelineBuffer(
-      encodeTimelineBuffer(profile, analysis, {
-        argsOnRequest: true,
-        source: this.source,
-        title: this.restorable ? this.panel.title : path.basename(this.source),
-        partial,
-        opened,
-      }),
+      encodeTimelineBuffer(profile, analysis, this.encodeOptions(partial, opened)),
     );
+  }
+
+  private encodeOptions(partial: string | undefined, opened: TimelineOpened): EncodeOptions {
+    return {
+      argsOnRequest: true,
+      source: this.source,
+      title: this.restorable ? this.panel.title : path.basename(this.source),
+      partial,
+      opened,
+    };
   }
 
   /**
@@ -311,6 +347,11 @@ class TimelinePanel {
     this.remember(select);
     const ticket = this.channel.beginLoad('Opening profile…', source);
     const atMs = Date.now();
+    // The whole profile's first payload, encoded where it is read (its read time counted there).
+    const firstFrame: FirstFrameRequest = {
+      encode: this.encodeOptions(undefined, { atMs }),
+      startedAtMs: atMs,
+    };
     // A trace that reads slowly shows the events read so far, replaced by the whole once it is read.
     let early: { loaded: Loaded; read: string } | undefined;
     // The whole profile drawn before its analysis, which then follows as a message of its own.
@@ -330,9 +371,11 @@ class TimelinePanel {
         drawnBeforeAnalysis = read.profile;
         // A visible panel's page, loaded or still loading, draws it and says so.
         const drawn = this.panel.visible ? this.nextDrawn() : undefined;
+        const prepared = takeFirstFrame(read.profile, firstFrame);
+        if (prepared) this.profile = read.profile;
         await this.channel.showPartial(
           ticket,
-          this.encode(read.profile, undefined, undefined, openedAccount(atMs, read)),
+          prepared ?? this.encode(read.profile, undefined, undefined, openedAccount(atMs, read)),
         );
         // With two cores, linking beside the page's transfer and drawing slowed both: the analysis starts once the
         // frame is on screen, also for a page that was still loading when the trace was read (it gets the payload
@@ -342,7 +385,7 @@ class TimelinePanel {
       },
     };
     try {
-      const loaded = await loadShared(source, listener);
+      const loaded = await loadShared(source, listener, firstFrame);
       const { profile, analysis } = loaded;
       if (!this.channel.isCurrent(ticket)) return false;
       if (drawnBeforeAnalysis === profile)

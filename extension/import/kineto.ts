@@ -67,6 +67,8 @@ export interface ImportOptions extends ImportLimitOptions {
   partialMinReadMs?: number;
   /** Filled once the import is done (added to, by several imports): where its time went. */
   timings?: ImportTimings;
+  /** The args texts in shared memory (ArgsArena.useSharedMemory): a reader on a worker thread hands them over. */
+  sharedArgs?: boolean;
 }
 
 export interface ImportTimings {
@@ -553,6 +555,7 @@ class TraceParser {
     private readonly limits: ImportLimits,
   ) {
     this.profile = new Profile(file);
+    if (options.sharedArgs) this.profile.args.useSharedMemory();
     this.interner = new ByteInterner(this.profile.strings);
     this.maxSlices = options.maxSlices ?? Number.POSITIVE_INFINITY;
     this.maxEvents = limits.events.value;

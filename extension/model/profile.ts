@@ -42,9 +42,42 @@ export class ArgsArena {
   private used = 0;
   private offsets = new Float64Array(1024);
   private count = 0;
+  /** Its buffers are shared memory (useSharedMemory). */
+  private shared = false;
 
   get length(): number {
     return this.count;
+  }
+
+  /** Whether its buffers are shared memory: another thread reads them where they are, without a copy. */
+  get isShared(): boolean {
+    return this.shared;
+  }
+
+  /**
+   * Keeps the texts in shared memory from now on. A worker reading a trace (timeline/readWorker.ts) hands the
+   * partial profile of a slow read to the extension host while it reads on into the same arena: shared, the
+   * texts read so far are not copied (they were hundreds of MB at 1 GB).
+   */
+  useSharedMemory(): void {
+    if (this.shared || typeof SharedArrayBuffer !== 'function') return;
+    this.shared = true;
+    this.bytes = this.moved(this.bytes, this.bytes.length, this.used);
+    this.offsets = this.moved(this.offsets, this.offsets.length, this.count + 1);
+  }
+
+  /** `length` elements of the arena's kind of memory, the first `keep` of `array` copied in. */
+  private moved<T extends Uint8Array | Float64Array>(array: T, length: number, keep: number): T {
+    const Ctor = array.constructor as {
+      new (length: number): T;
+      new (buffer: ArrayBufferLike): T;
+      BYTES_PER_ELEMENT: number;
+    };
+    const next = this.shared
+      ? new Ctor(new SharedArrayBuffer(length * Ctor.BYTES_PER_ELEMENT))
+      : new Ctor(length);
+    next.set(array.subarray(0, keep));
+    return next;
   }
 
   /** Appends bytes [start, end) of source; returns the args index. */
@@ -81,16 +114,12 @@ export class ArgsArena {
     if (bytes > this.bytes.length) {
       let cap = this.bytes.length * 2;
       while (cap < bytes) cap *= 2;
-      const next = new Uint8Array(cap);
-      next.set(this.bytes.subarray(0, this.used));
-      this.bytes = next;
+      this.bytes = this.moved(this.bytes, cap, this.used);
     }
     if (offsets > this.offsets.length) {
       let cap = this.offsets.length * 2;
       while (cap < offsets) cap *= 2;
-      const next = new Float64Array(cap);
-      next.set(this.offsets.subarray(0, this.count + 1));
-      this.offsets = next;
+      this.offsets = this.moved(this.offsets, cap, this.count + 1);
     }
   }
 

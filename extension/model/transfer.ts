@@ -25,15 +25,16 @@ function buffersOf(value: object, into: Set<ArrayBuffer>, depth = 0): void {
 
 /**
  * The profile to post and the buffers to transfer with it (after the post the profile's tables are detached: the
- * sender must not use it again). With `argsCopy` the args arena goes as a copy cut to what it holds and the rest is
- * transferred: a partial profile shares its arena with the import still reading into it.
+ * sender must not use it again; shared memory is shared, not transferred). With `argsInUse` its args arena is
+ * still being read into (a partial profile shares it with the import): it goes as it is where it is shared memory,
+ * else as a copy cut to what it holds.
  */
 export function profileToWire(
   profile: Profile,
-  options: { argsCopy?: boolean } = {},
+  options: { argsInUse?: boolean } = {},
 ): { wire: ProfileWire; transfer: ArrayBuffer[] } {
   const fields: Record<string, unknown> = { ...profile };
-  if (options.argsCopy) {
+  if (options.argsInUse && !profile.args.isShared) {
     const { bytes, offsets } = profile.args.raw();
     const copy = new ArgsArena();
     copy.appendBlock(bytes, offsets, 0, profile.args.length);

@@ -27,6 +27,7 @@ async function read(request: Extract<ImportRequest, { type: 'import' }>): Promis
   try {
     const profile = await importTrace(file, {
       ...options,
+      sharedArgs: true,
       signal: controller.signal,
       timings,
       onProgress: (fraction) => {
@@ -37,8 +38,8 @@ async function read(request: Extract<ImportRequest, { type: 'import' }>): Promis
       },
       onPartial: partial
         ? (part, fraction) => {
-            // The partial profile's arena is the one still being read into: it goes as a copy.
-            const { wire, transfer } = profileToWire(part, { argsCopy: true });
+            // The partial profile's arena is the one still being read into, in shared memory: not copied.
+            const { wire, transfer } = profileToWire(part, { argsInUse: true });
             post({ id, type: 'partial', profile: wire, fraction }, transfer);
           }
         : undefined,

@@ -91,3 +91,27 @@ describe('ArgsArena.appendBlock', () => {
     expect(arena.raw().bytes.length).toBe(bytes.length);
   });
 });
+
+describe('ArgsArena.useSharedMemory', () => {
+  it('keeps every text, moved into shared memory, and grows there', () => {
+    fc.assert(
+      fc.property(
+        fc.array(fc.string({ maxLength: 40 }), { maxLength: 30 }),
+        fc.array(fc.string({ maxLength: 4000 }), { maxLength: 30 }),
+        (before, after) => {
+          const arena = new ArgsArena();
+          for (const t of before) arena.appendText(t);
+          arena.useSharedMemory();
+          expect(arena.isShared).toBe(true);
+          for (const t of after) arena.appendText(t);
+          const texts = [...before, ...after];
+          expect(arena.length).toBe(texts.length);
+          texts.forEach((t, i) => expect(arena.text(i)).toBe(t));
+          const { bytes, offsets } = arena.buffers();
+          expect(bytes.buffer).toBeInstanceOf(SharedArrayBuffer);
+          expect(offsets.buffer).toBeInstanceOf(SharedArrayBuffer);
+        },
+      ),
+    );
+  });
+});

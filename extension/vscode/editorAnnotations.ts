@@ -279,13 +279,16 @@ export class EditorAnnotations implements vscode.Disposable {
       this.pending.set(key, pending);
     }
     const tracker = await pending;
-    if (this.pending.get(key) === pending) {
-      this.pending.delete(key);
-      this.trackers.set(key, tracker);
-      // The status bar names the profile annotating the active editor's file, and warns when it cannot be mapped:
-      // both known only now.
-      if (tracker && document === vscode.window.activeTextEditor?.document) this.updateStatus();
+    if (this.pending.get(key) !== pending) {
+      // Superseded while the file was read: the text changed (the tracker saw the old one) or another profile was
+      // chosen (it gave none). The caller gets what the current state gives, not what this read saw.
+      return this.annotations(document);
     }
+    this.pending.delete(key);
+    this.trackers.set(key, tracker);
+    // The status bar names the profile annotating the active editor's file, and warns when it cannot be mapped:
+    // both known only now.
+    if (tracker && document === vscode.window.activeTextEditor?.document) this.updateStatus();
     return tracker ?? undefined;
   }
 

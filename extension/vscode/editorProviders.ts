@@ -135,6 +135,9 @@ export function registerEditorProviders(context: vscode.ExtensionContext, state:
   const codeLensChanged = new vscode.EventEmitter<void>();
   const timers = new Map<vscode.TextEditor, ReturnType<typeof setTimeout>>();
 
+  // The latest refresh of each editor: an older one whose annotations come later must not draw over it.
+  const latest = new WeakMap<vscode.TextEditor, number>();
+  let refreshes = 0;
   const refresh = (editor: vscode.TextEditor, delayMs: number): void => {
     const previous = timers.get(editor);
     if (previous) clearTimeout(previous);
@@ -142,9 +145,11 @@ export function registerEditorProviders(context: vscode.ExtensionContext, state:
       editor,
       setTimeout(() => {
         timers.delete(editor);
+        const id = ++refreshes;
+        latest.set(editor, id);
         void (async () => {
           const annotations = state.active ? await state.annotations(editor.document) : undefined;
-          decorations.apply(editor, annotations);
+          if (latest.get(editor) === id) decorations.apply(editor, annotations);
         })();
       }, delayMs),
     );

@@ -283,7 +283,10 @@ class TimelinePanel {
       }),
       // Without retainContextWhenHidden a hidden tab's webview is destroyed; the next one says 'ready'.
       panel.onDidChangeViewState(({ webviewPanel }) => {
-        if (!webviewPanel.visible) this.channel.webviewGone();
+        if (webviewPanel.visible) return;
+        this.channel.webviewGone();
+        // A hidden tab draws nothing: the analysis waiting for its first frame goes on now, not after DRAWN_WAIT_MS.
+        for (const done of [...this.drawnWaiters]) done();
       }),
       panel.onDidDispose(() => this.dispose()),
     );

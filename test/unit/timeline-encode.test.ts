@@ -89,6 +89,23 @@ describe('encodeTimeline', () => {
     }
   });
 
+  it('carries any lane order through its differences (int32 wraps alike both ways)', () => {
+    const n = c.laneOrder.length;
+    fc.assert(
+      fc.property(
+        fc.array(fc.integer({ min: 0, max: 2 ** 31 - 1 }), { minLength: n, maxLength: n }),
+        (order) => {
+          const laneOrder = Int32Array.from(order);
+          const back = unpackTimeline(packTimeline({ ...payload, columns: { ...c, laneOrder } }));
+          expect(Array.from(back.columns.laneOrder)).toEqual(order);
+          // The payload's own column is not touched by packing.
+          expect(Array.from(laneOrder)).toEqual(order);
+        },
+      ),
+      { numRuns: 30 },
+    );
+  });
+
   it('rejects a buffer that is not a timeline, with a one-line reason', () => {
     expect(() => unpackTimeline(new ArrayBuffer(4))).toThrow('timeline data is truncated');
     expect(() => unpackTimeline(new Uint8Array(64).buffer)).toThrow('timeline data has the wrong format');

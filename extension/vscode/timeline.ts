@@ -8,7 +8,7 @@ import { existsSync, statSync } from 'node:fs';
 import * as path from 'node:path';
 import * as vscode from 'vscode';
 import { webviewPageHtml } from './page';
-import { analyzeOffThread, warmAnalysisWorker } from '../analysis/offThread';
+import { analyzeOffThread } from '../analysis/offThread';
 import type { Analysis } from '../analysis/types';
 import { openWithProgress } from './openProgress';
 import { readSessionFile, sessionOfFile } from '../capture/session';
@@ -154,8 +154,6 @@ export async function loadForTimeline(
   wholeRead = true;
   if (!opened) return undefined;
   const read = readOf(opened.profile);
-  // The analysis worker loads its bundle while the page draws the profile read (the analysis waits for that).
-  warmAnalysisWorker();
   // The slices are drawn before the analysis, which then only adds its columns and tables (a small second
   // message): the first frame no longer waits for linking, and the page draws while the host links.
   if (onRead) await onRead(read);

@@ -13,7 +13,8 @@
 // - the command line: `flagprof summary TRACE`, from its start to its exit, after each editor open.
 // Prints one line per trace: `first-frame <file> ours <ms> devtools <ms> ratio <x>` (ours / DevTools; target
 // <= 0.5), and with the editor `first-frame-editor <file> editor <ms> whole <ms> devtools <ms> ratio <x> cli <ms>
-// editor/cli <x>` (the editor's first frame against the command line's summary of the same file; target <= 1.2).
+// editor/cli <x>` (the editor's first frame against the command line's summary of the same file; target <= 1.2),
+// then `editor-account <file> <the median open's status line>`: where its time went, as the page accounts for it.
 // BENCH_PEERS_TRACES (comma-separated paths) replaces the default traces: owlv2 (56 MB) and MTIA (87 MB).
 import { execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
@@ -181,11 +182,13 @@ async function editor(page, file, warmUp = false) {
   };
   const wholeMs = shown(wholeText);
   const firstMs = shown(/^(First frame|Whole trace) in |% of the trace read · the rest opening…$/);
+  // The page's own account of the open: where the time went (read, payload and page, transfer, drawing).
+  const account = log.find((text) => /^(First frame|Whole trace) in /.test(text))?.split(' · link')[0];
   if (!warmUp)
     await page.screenshot({ path: path.join(out, `peers-editor-${path.basename(file, '.json')}.png`) });
   await runCommand(page, 'View: Close All Editors');
   await page.locator('.tabs-container .tab').first().waitFor({ state: 'detached', timeout: 30_000 });
-  return { firstMs, wholeMs };
+  return { firstMs, wholeMs, account };
 }
 
 /** `flagprof summary FILE` from its start to its exit: the command line's import of the trace (and its tables). */
@@ -205,12 +208,14 @@ try {
     const timesEditor = [];
     const timesWhole = [];
     const timesCli = [];
+    const accounts = [];
     for (let i = 0; i < runs; i++) {
       timesOurs.push(await ours(browser, file));
       timesDevtools.push(await devtools(browser, file));
       if (workbench) {
-        const { firstMs, wholeMs } = await editor(workbench.page, file);
+        const { firstMs, wholeMs, account } = await editor(workbench.page, file);
         timesEditor.push(firstMs);
+        accounts.push([firstMs, account]);
         timesWhole.push(wholeMs);
         timesCli.push(cli(file));
       }
@@ -225,6 +230,7 @@ try {
         `first-frame-editor ${path.basename(file)} editor ${e} whole ${median(timesWhole)} devtools ${b} ratio ${(e / b).toFixed(2)} ` +
           `cli ${c} editor/cli ${(e / c).toFixed(2)}`,
       );
+      console.log(`editor-account ${path.basename(file)} ${accounts.find(([ms]) => ms === e)?.[1] ?? '-'}`);
     }
   }
 } finally {

@@ -206,12 +206,30 @@ export interface LaneInput {
   depth: Uint16Array;
   start: Float64Array;
   skip?: Uint8Array;
+  /**
+   * The slices in start order within each track (the importer's Profile.byTrack.order): filled in this order, the
+   * lanes need no sort. Ignored unless it is a permutation of 0..count-1.
+   */
+  byStart?: Uint32Array;
+}
+
+/** Whether `order` lists each of 0..n-1 exactly once. */
+function isPermutation(order: Uint32Array, n: number): boolean {
+  if (order.length !== n) return false;
+  const seen = new Uint8Array(n);
+  for (let k = 0; k < n; k++) {
+    const i = order[k];
+    if (i >= n || seen[i]) return false;
+    seen[i] = 1;
+  }
+  return true;
 }
 
 /**
  * Lanes in the order of `tracks`: one per depth from 0 to the deepest slice of the track (one for a track without
  * slices); `maxDepth` is that deepest depth, per track in the same order. Counting sort by lane, then by start
- * inside each lane (slices usually come in time order per track, so most lanes need no sort at all). The host
+ * inside each lane (slices usually come in time order per track, so most lanes need no sort at all, and none
+ * when they are taken in input.byStart's order). The host
  * encodes the lanes with the profiler's frames hidden; the webview builds the ones with every frame from the
  * slices' own depths, when asked to show them.
  */
@@ -253,7 +271,16 @@ export function buildLanes(
   for (let l = 0; l < laneCount; l++) laneOffset[l + 1] += laneOffset[l];
   const cursor = laneOffset.slice(0, laneCount);
   const laneOrder = new Int32Array(laneOffset[laneCount]);
-  for (let i = 0; i < n; i++) if (laneOf[i] >= 0) laneOrder[cursor[laneOf[i]]++] = i;
+  const { byStart } = input;
+  if (byStart && isPermutation(byStart, n)) {
+    for (let k = 0; k < n; k++) {
+      const i = byStart[k];
+      if (laneOf[i] >= 0) laneOrder[cursor[laneOf[i]]++] = i;
+    }
+  } else {
+    for (let i = 0; i < n; i++) if (laneOf[i] >= 0) laneOrder[cursor[laneOf[i]]++] = i;
+  }
+  // Finds every lane in order where byStart was given (a linear check); sorts the others.
   sortLanesByStart(laneOrder, laneOffset, start);
   return { laneOrder, laneTrack, laneDepth, laneOffset, maxDepth };
 }

@@ -219,6 +219,7 @@ function encodeLanes(
     start,
     depth: frames.depth,
     skip: frames.mask,
+    byStart: profile.byTrack.order,
   });
   tracks.forEach((t, rank) => (t.maxDepth = maxDepth[rank]));
   return lanes;

@@ -51,6 +51,25 @@ async function bringupFrame(timeoutMs = 60_000) {
   throw new Error('the bring-up view never rendered');
 }
 
+/**
+ * The trace tab's timeline page once it has drawn. A tab's webview is built anew each time the tab is shown, and
+ * VS Code focuses it when it has loaded: a quick pick opened before that closes under the user's click.
+ */
+async function timelineDrawn(timeoutMs = 60_000) {
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline) {
+    for (const frame of page.frames()) {
+      const drawn = await frame
+        .locator('.status', { hasText: /^(First frame|Whole trace) in / })
+        .count()
+        .catch(() => 0);
+      if (drawn) return frame;
+    }
+    await page.waitForTimeout(250);
+  }
+  throw new Error('the trace tab never drew its timeline');
+}
+
 const suite = startSuite(steps, {
   root,
   artifacts,
@@ -201,15 +220,21 @@ try {
         assert.ok((await header()).includes(text), `${what}: ${(await header()).slice(0, 200)}`);
       };
       await until('broken-session', 'the view did not follow the trace tab');
-      await runCommand(page, commandTitle('flagos.bringup.show'));
+      await timelineDrawn();
       const latest = page
         .locator('.quick-input-widget .monaco-list-row', { hasText: 'latest session' })
         .first();
-      await latest.waitFor({ timeout: 15_000 });
-      const label = (await latest.innerText()).replace(/\s+/g, ' ');
-      assert.ok(label.includes('flagos_parity_workload'), `the latest session offered: ${label}`);
-      await screenshot('show-checks-picker');
-      await latest.click();
+      let label = '';
+      // A picker that closed before the click (focus taken by the workbench) is opened again, at most twice more.
+      for (let attempt = 1; ; attempt++) {
+        await runCommand(page, commandTitle('flagos.bringup.show'));
+        await latest.waitFor({ timeout: 15_000 });
+        label = (await latest.innerText()).replace(/\s+/g, ' ');
+        assert.ok(label.includes('flagos_parity_workload'), `the latest session offered: ${label}`);
+        if (attempt === 1) await screenshot('show-checks-picker');
+        if (await latest.click({ timeout: 5_000 }).then(() => true, () => false)) break;
+        if (attempt === 3) throw new Error('the picker closed before its row could be picked, three times');
+      }
       await until('flagos_parity_workload', 'the picked session is not shown');
       // A CPU-only capture skips the device checks for one reason: listed once, not once per check.
       const groups = await frame.locator('.skip-group').allInnerTexts();

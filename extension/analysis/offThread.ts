@@ -6,9 +6,7 @@
  * worker can start (the sources run unbundled, as in the unit tests, or the host refuses threads) the analysis runs
  * on the calling thread, as the CLI always does: the result is the same either way.
  */
-import { existsSync } from 'node:fs';
-import * as path from 'node:path';
-import { Worker } from 'node:worker_threads';
+import { hostsByBundle, WorkerHost } from '../import/workerHost';
 import { FlowTable, Profile, SliceTable, type SourceFrame } from '../model/profile';
 import { StringTable } from '../model/strings';
 import type { ColumnArray } from '../shared/columns';
@@ -148,23 +146,16 @@ interface Pending {
 }
 
 /** One worker, started on first use and reused; requests are answered in order. */
-class AnalysisWorker {
-  private worker: Worker | undefined;
-  private readonly pending = new Map<number, Pending>();
-  private nextId = 1;
-  private idle: NodeJS.Timeout | undefined;
+class AnalysisWorker extends WorkerHost<Pending, AnalysisReply> {
+  protected readonly name = 'analysis worker';
 
-  constructor(private readonly file: string) {}
-
-  /** Starts the worker ahead of the first request (it loads its bundle while the trace is read). */
-  warm(): void {
-    this.started();
+  constructor(file: string) {
+    super(file, IDLE_MS);
   }
 
   analyze(profile: Profile, signal?: AbortSignal): Promise<AnalysisOutput> {
     if (signal?.aborted) return Promise.reject(new AnalysisCancelled());
-    const worker = this.started();
-    const id = this.nextId++;
+    const { worker, id } = this.begin();
     const { input, transfer } = analysisInput(profile);
     return new Promise<AnalysisOutput>((resolve, reject) => {
       const onAbort = (): void => {
@@ -186,65 +177,25 @@ class AnalysisWorker {
           reject(error);
         },
       });
-      if (this.idle) clearTimeout(this.idle);
       worker.postMessage({ id, input }, transfer);
     });
   }
 
-  private started(): Worker {
-    if (this.worker) return this.worker;
-    const worker = new Worker(this.file);
-    worker.unref();
-    worker.on('message', (reply: AnalysisReply) => {
-      const pending = this.pending.get(reply.id);
-      if (!pending) return;
-      this.pending.delete(reply.id);
-      if ('error' in reply) pending.reject(new Error(reply.error));
-      else pending.resolve(outputOfWire(reply));
-    });
-    worker.on('error', (error) => this.stop(error instanceof Error ? error : new Error(String(error))));
-    worker.on('exit', (code) => {
-      if (this.worker === worker) this.stop(new Error(`the analysis worker stopped (exit code ${code})`));
-    });
-    this.worker = worker;
-    return worker;
+  protected onReply(reply: AnalysisReply): void {
+    const pending = this.pending.get(reply.id);
+    if (!pending) return;
+    this.pending.delete(reply.id);
+    if ('error' in reply) pending.reject(new Error(reply.error));
+    else pending.resolve(outputOfWire(reply));
   }
 
-  private idleAfter(): void {
-    if (this.idle) clearTimeout(this.idle);
-    this.idle = setTimeout(() => {
-      if (this.pending.size === 0) this.stop(new Error('idle'));
-    }, IDLE_MS);
-    this.idle.unref();
-  }
-
-  /** Stops the worker; every request still waiting is rejected with `reason`. */
-  stop(reason: Error): void {
-    const worker = this.worker;
-    this.worker = undefined;
-    if (this.idle) clearTimeout(this.idle);
-    const waiting = [...this.pending.values()];
-    this.pending.clear();
-    for (const pending of waiting) pending.reject(reason);
-    void worker?.terminate();
+  protected stopped(cause: unknown): Error {
+    return cause instanceof Error ? cause : new Error(String(cause));
   }
 }
 
-/** The worker bundle beside this one (dist/analysisWorker.js), where the sources were bundled. */
-function defaultWorkerFile(): string | undefined {
-  const file = path.join(__dirname, 'analysisWorker.js');
-  return existsSync(file) ? file : undefined;
-}
-
-const workers = new Map<string, AnalysisWorker>();
-
-function workerFor(file: string | undefined): AnalysisWorker | undefined {
-  const resolved = file ?? defaultWorkerFile();
-  if (!resolved) return undefined;
-  let worker = workers.get(resolved);
-  if (!worker) workers.set(resolved, (worker = new AnalysisWorker(resolved)));
-  return worker;
-}
+/** The worker for dist/analysisWorker.js (or a given bundle). */
+const workerFor = hostsByBundle('analysisWorker.js', (file) => new AnalysisWorker(file));
 
 export interface OffThreadOptions {
   /** Stops the analysis (the promise rejects with AnalysisCancelled). */

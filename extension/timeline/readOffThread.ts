@@ -8,11 +8,9 @@
  * as in the unit tests, or a worker that fails to start or dies) the trace is read on the calling thread, as the
  * command line always reads it: the profile is the same either way.
  */
-import { existsSync } from 'node:fs';
-import * as path from 'node:path';
-import { Worker } from 'node:worker_threads';
 import { ImportError, UserError } from '../import/errors';
 import { ImportCancelled, importTrace, type ImportOptions, type ImportTimings } from '../import/kineto';
+import { hostsByBundle, WorkerHost } from '../import/workerHost';
 import type { Profile } from '../model/profile';
 import { profileFromWire, type ProfileWire } from '../model/transfer';
 import type { EncodeOptions } from './encode';
@@ -100,33 +98,31 @@ interface Pending {
 }
 
 /** One worker, started on first use and reused; it reads several traces at once when asked to. */
-class ImportWorker {
-  private worker: Worker | undefined;
-  private readonly pending = new Map<number, Pending>();
-  private nextId = 1;
-  private idle: NodeJS.Timeout | undefined;
+class ImportWorker extends WorkerHost<Pending, ImportReply> {
+  protected readonly name = 'import worker';
 
-  constructor(private readonly file: string) {}
+  constructor(file: string) {
+    super(file, RETIRE_AFTER_MS);
+  }
 
   warm(): void {
-    this.started();
+    super.warm();
     // Stopped in a while if no read comes (read() keeps it).
-    if (this.pending.size === 0) this.retire();
+    if (this.pending.size === 0) this.idleAfter();
   }
 
   read(file: string, options: ImportOptions, firstFrame?: FirstFrameRequest): Promise<Profile> {
     const { onProgress: _p, signal, onPartial, timings: _t, ...plain } = options;
     if (signal?.aborted) return Promise.reject(new ImportCancelled(file));
-    const worker = this.started();
-    const id = this.nextId++;
-    if (this.idle) clearTimeout(this.idle);
+    const { worker, id } = this.begin();
     return new Promise<Profile>((resolve, reject) => {
       // The import stops at its next chunk, as on this thread; the worker says so with an ImportCancelled.
       const onAbort = (): void => worker.postMessage({ type: 'cancel', id } satisfies ImportRequest);
       signal?.addEventListener('abort', onAbort, { once: true });
       const settle = (): void => {
         signal?.removeEventListener('abort', onAbort);
-        if (this.pending.size === 0) this.retire();
+        // Stopped RETIRE_AFTER_MS after its last read, unless it reads again meanwhile.
+        if (this.pending.size === 0) this.idleAfter();
       };
       this.pending.set(id, {
         file,
@@ -153,7 +149,7 @@ class ImportWorker {
     });
   }
 
-  private onReply(reply: ImportReply): void {
+  protected onReply(reply: ImportReply): void {
     const pending = this.pending.get(reply.id);
     if (!pending) return;
     const { options } = pending;
@@ -180,38 +176,8 @@ class ImportWorker {
     }
   }
 
-  private started(): Worker {
-    if (this.worker) return this.worker;
-    const worker = new Worker(this.file);
-    worker.unref();
-    worker.on('message', (reply: ImportReply) => this.onReply(reply));
-    worker.on('error', (error) => this.stop(new WorkerUnavailable(String(error))));
-    worker.on('exit', (code) => {
-      if (this.worker === worker)
-        this.stop(new WorkerUnavailable(`the import worker stopped (exit code ${code})`));
-    });
-    this.worker = worker;
-    return worker;
-  }
-
-  /** Stops the worker RETIRE_AFTER_MS after its last read, unless it reads again meanwhile. */
-  private retire(): void {
-    if (this.idle) clearTimeout(this.idle);
-    this.idle = setTimeout(() => {
-      if (this.pending.size === 0) this.stop(new WorkerUnavailable('idle'));
-    }, RETIRE_AFTER_MS);
-    this.idle.unref();
-  }
-
-  /** Stops the worker; every read still waiting is rejected with `reason`. */
-  private stop(reason: Error): void {
-    const worker = this.worker;
-    this.worker = undefined;
-    if (this.idle) clearTimeout(this.idle);
-    const waiting = [...this.pending.values()];
-    this.pending.clear();
-    for (const pending of waiting) pending.reject(reason);
-    void worker?.terminate();
+  protected stopped(cause: unknown): Error {
+    return new WorkerUnavailable(String(cause));
   }
 }
 
@@ -230,21 +196,8 @@ export function takeFirstFrame(profile: Profile, request: FirstFrameRequest): Ar
   return prepared.payload;
 }
 
-/** The worker bundle beside this one (dist/readWorker.js), where the sources were bundled. */
-function defaultWorkerFile(): string | undefined {
-  const file = path.join(__dirname, 'readWorker.js');
-  return existsSync(file) ? file : undefined;
-}
-
-const workers = new Map<string, ImportWorker>();
-
-function workerFor(file: string | undefined): ImportWorker | undefined {
-  const resolved = file ?? defaultWorkerFile();
-  if (!resolved) return undefined;
-  let worker = workers.get(resolved);
-  if (!worker) workers.set(resolved, (worker = new ImportWorker(resolved)));
-  return worker;
-}
+/** The worker for dist/readWorker.js (or a given bundle). */
+const workerFor = hostsByBundle('readWorker.js', (file) => new ImportWorker(file));
 
 export interface ImportOffThreadOptions extends ImportOptions {
   /** The worker's bundle; by default dist/readWorker.js beside the running bundle. */

@@ -5,13 +5,13 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { build } from 'esbuild';
 import { analyze } from '../../extension/analysis/analyze';
 import { AnalysisCancelled, analyzeOffThread } from '../../extension/analysis/offThread';
 import type { Analysis } from '../../extension/analysis/types';
 import { importTrace } from '../../extension/import/kineto';
 import { isOpKind, SliceTable, type Profile, type SourceFrame } from '../../extension/model/profile';
 import { ROOT, tracePath } from '../helpers/traces';
+import { bundleWorker } from '../helpers/workerBundle';
 
 let dir: string;
 let workerFile: string;
@@ -19,15 +19,7 @@ let workerFile: string;
 beforeAll(async () => {
   // The worker bundled from the sources under test, as scripts/build.mjs bundles dist/analysisWorker.js.
   dir = mkdtempSync(path.join(tmpdir(), 'flagprof-worker-'));
-  workerFile = path.join(dir, 'analysisWorker.js');
-  await build({
-    entryPoints: [path.join(ROOT, 'extension/analysis/worker.ts')],
-    outfile: workerFile,
-    bundle: true,
-    platform: 'node',
-    format: 'cjs',
-    logLevel: 'silent',
-  });
+  workerFile = await bundleWorker('extension/analysis/worker.ts', path.join(dir, 'analysisWorker.js'));
 });
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 

@@ -5,7 +5,6 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createHash } from 'node:crypto';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { build } from 'esbuild';
 import { ImportCancelled, importTrace } from '../../extension/import/kineto';
 import { importOffThread, takeFirstFrame } from '../../extension/timeline/readOffThread';
 import { encodeTimeline } from '../../extension/timeline/encode';
@@ -22,6 +21,7 @@ import {
 } from '../../extension/model/profile';
 import { StringTable } from '../../extension/model/strings';
 import { ROOT, tracePath } from '../helpers/traces';
+import { bundleWorker } from '../helpers/workerBundle';
 
 let dir: string;
 let workerFile: string;
@@ -31,15 +31,7 @@ beforeAll(async () => {
   // project, so that it finds the native addon as the packaged one does.
   mkdirSync(path.join(ROOT, 'out'), { recursive: true });
   dir = mkdtempSync(path.join(ROOT, 'out', 'read-worker-'));
-  workerFile = path.join(dir, 'readWorker.js');
-  await build({
-    entryPoints: [path.join(ROOT, 'extension/timeline/readWorker.ts')],
-    outfile: workerFile,
-    bundle: true,
-    platform: 'node',
-    format: 'cjs',
-    logLevel: 'silent',
-  });
+  workerFile = await bundleWorker('extension/timeline/readWorker.ts', path.join(dir, 'readWorker.js'));
 });
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
